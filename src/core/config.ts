@@ -1,0 +1,44 @@
+// Trusted side: how a Runtime is configured — pool sizes, limits and their ceilings, permissions,
+// and how the engine host process is wrapped (permission model only, or also an OS jail).
+
+import os from "node:os";
+import type { EngineLanguage } from "../protocol/messages.js";
+import type { Limits } from "./limits.js";
+import type { Permissions } from "./types.js";
+
+export type PoolSizes = Record<EngineLanguage, number>;
+
+/** Turns the engine host's command line into the one actually spawned (e.g. under a jail). */
+export type HostWrapper = (command: string, args: string[], tmpDir: string) => [string, string[]];
+
+export interface EngineHostConfig {
+  pool: PoolSizes;
+  memoryMb: number;
+  pythonSnapshot: string | null;
+  wrap: HostWrapper;
+}
+
+/** Warm interpreters kept per language: enough for a burst, sized by cores and memory. */
+export function defaultPoolSizes(): PoolSizes {
+  const cores = os.availableParallelism?.() ?? os.cpus().length;
+  const bigMachine = os.totalmem() >= 8 * 1024 ** 3;
+  return {
+    python: bigMachine ? Math.min(2, Math.max(1, Math.floor(cores / 2))) : 1,
+    javascript: Math.min(4, Math.max(2, cores)),
+    bash: Math.min(2, Math.max(1, Math.floor(cores / 2))),
+  };
+}
+
+export interface RuntimeOptions {
+  /** Defaults applied to every sandbox and run (DEFAULT_LIMITS when omitted). */
+  limits?: Partial<Limits>;
+  /** Ceilings a sandbox or run may ask for (DEFAULT_MAX_LIMITS when omitted). */
+  maxLimits?: Partial<Limits>;
+  permissions?: Permissions;
+  pool?: Partial<PoolSizes>;
+  /** Boot Python from a cached memory snapshot (default true). */
+  pythonSnapshot?: boolean;
+  /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */
+  cacheDir?: string;
+}
+

@@ -1,0 +1,38 @@
+// Errors the library throws. What guest code did is a RunResult, never an exception; an exception
+// means the host was asked something it cannot do (bad input, closed sandbox, quota) or failed.
+// Every error carries a stable string `code` that callers may switch on.
+
+export type PolyboxErrorCode =
+  | "INVALID_ARGUMENT"
+  | "UNSUPPORTED_LANGUAGE"
+  | "CODE_TOO_LARGE"
+  | "PATH_OUTSIDE_WORKSPACE"
+  | "FILE_NOT_FOUND"
+  | "NOT_A_FILE"
+  | "QUOTA_EXCEEDED"
+  | "SANDBOX_CLOSED"
+  | "SANDBOX_NOT_FOUND"
+  | "SANDBOX_BUSY"
+  | "TOO_MANY_SANDBOXES"
+  | "SERVER_BUSY"
+  | "RATE_LIMITED"
+  | "JOB_NOT_FOUND"
+  | "PERMISSION_DENIED"
+  | "NOT_IMPLEMENTED"
+  | "ISOLATION_UNAVAILABLE"
+  | "ENGINE_FAILED"
+  | "PROTOCOL_ERROR";
+
+export class PolyboxError extends Error {
+  override readonly name = "PolyboxError";
+  readonly code: PolyboxErrorCode;
+
+  constructor(code: PolyboxErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+export function isPolyboxError(e: unknown, code?: PolyboxErrorCode): e is PolyboxError {
+  return e instanceof PolyboxError && (code === undefined || e.code === code);
+}

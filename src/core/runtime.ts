@@ -1,0 +1,89 @@
+// Trusted side: a Runtime is one engine host process (with its warm pools) and the policy that
+// applies to every sandbox using it: default limits, ceilings, permissions. Most programs need
+// one; `Sandbox.create()` without a runtime uses a shared default that starts on first use and
+// does not keep the program alive when idle.
+
+import type { EngineHost as EngineHostType } from "../jail/engine-host.js";
+import { EngineHost } from "../jail/engine-host.js";
+import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
+import { defaultPoolSizes, type PoolSizes, type RuntimeOptions } from "./config.js";
+import { PolyboxError } from "./errors.js";
+import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
+import type { Permissions } from "./types.js";
+
+export class Runtime {
+  readonly limits: Readonly<Limits>;
+  readonly maxLimits: Readonly<Limits>;
+  readonly permissions: Readonly<Required<Permissions>>;
+  readonly pool: Readonly<PoolSizes>;
+  /** @internal */
+  readonly host: EngineHostType;
+  private readonly closers = new Set<() => Promise<void>>();
+  private closed = false;
+
+  private constructor(options: RuntimeOptions, snapshot: string | null) {
+    this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, { ...DEFAULT_MAX_LIMITS, ...options.maxLimits });
+    this.limits = resolveLimits(DEFAULT_LIMITS, options.limits, this.maxLimits);
+    this.permissions = {
+      net: [...(options.permissions?.net ?? [])],
+      read: [...(options.permissions?.read ?? [])],
+      env: [...(options.permissions?.env ?? [])],
+    };
+    this.pool = { ...defaultPoolSizes(), ...options.pool };
+    this.host = new EngineHost({
+      pool: this.pool,
+      memoryMb: this.limits.memoryMb,
+      pythonSnapshot: snapshot,
+      wrap: (command, args) => [command, args],
+    });
+  }
+
+  static async create(options: RuntimeOptions = {}): Promise<Runtime> {
+    const snapshot =
+      options.pythonSnapshot === false ? null : await ensurePythonSnapshot(options.cacheDir ?? defaultCacheDir());
+    const runtime = new Runtime(options, snapshot);
+    await runtime.host.start();
+    return runtime;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** @internal Registers something to close with the runtime (its sandboxes). */
+  track(close: () => Promise<void>): () => void {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    this.closers.add(close);
+    return () => this.closers.delete(close);
+  }
+
+  /** Closes every sandbox of this runtime and stops its engine host. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.closers].map((c) => c()));
+    await this.host.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+let shared: Promise<Runtime> | null = null;
+
+/** The runtime used when none is given; created on first use. */
+export function defaultRuntime(): Promise<Runtime> {
+  shared ??= Runtime.create().catch((error: unknown) => {
+    shared = null;
+    throw error;
+  });
+  return shared;
+}
+
+/** Closes the default runtime, if it was started (for programs that want a clean exit). */
+export async function shutdown(): Promise<void> {
+  const current = shared;
+  shared = null;
+  if (current) await (await current).close();
+}

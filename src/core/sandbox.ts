@@ -1,0 +1,319 @@
+// Trusted side: a Sandbox is one workspace plus, per language, one interpreter that keeps its
+// state between runs. Runs of one sandbox are serialized (they share files and state); runs of
+// different sandboxes go in parallel. Everything a caller passes is checked here, before the
+// engine host sees it.
+
+import { randomUUID } from "node:crypto";
+import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import { PolyboxError } from "./errors.js";
+import { describeLimit, type Limits, resolveLimits } from "./limits.js";
+import { defaultRuntime, type Runtime } from "./runtime.js";
+import { LANGUAGES, type FileInfo, type Language, type RunOptions, type RunResult } from "./types.js";
+import { resolveWorkspacePath, Workspace } from "./workspace.js";
+
+export interface SandboxOptions {
+  runtime?: Runtime;
+  /** Limits for this sandbox, within the runtime's ceilings. */
+  limits?: Partial<Limits>;
+}
+
+export interface SandboxInfo {
+  id: string;
+  createdAt: number;
+  lastUsedAt: number;
+  languages: Language[];
+  fileCount: number;
+  bytes: number;
+  running: boolean;
+  closed: boolean;
+}
+
+const RUN_OPTION_KEYS = new Set(["timeoutMs", "memoryMb", "maxOutputBytes", "stdin", "env", "signal", "onOutput"]);
+
+export function checkLanguage(language: unknown): Language {
+  if (typeof language === "string" && (LANGUAGES as readonly string[]).includes(language)) return language as Language;
+  throw new PolyboxError(
+    "UNSUPPORTED_LANGUAGE",
+    `unsupported language ${JSON.stringify(language)}; supported languages: ${LANGUAGES.join(", ")}`,
+  );
+}
+
+export class SandboxFiles {
+  /** @internal */
+  constructor(private readonly sandbox: Sandbox) {}
+
+  /** Writes text (UTF-8) or bytes to a workspace path, creating parent directories. */
+  async write(path: string, data: string | Uint8Array): Promise<void> {
+    if (typeof data !== "string" && !(data instanceof Uint8Array)) {
+      throw new PolyboxError("INVALID_ARGUMENT", "file content must be a string or a Uint8Array");
+    }
+    const rel = resolveWorkspacePath(path);
+    const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    await this.sandbox.exclusive(() => this.sandbox.workspace.write(rel, bytes));
+  }
+
+  /** Reads a file as bytes, or as text when `encoding` is "utf8". */
+  read(path: string): Promise<Uint8Array>;
+  read(path: string, encoding: "utf8"): Promise<string>;
+  async read(path: string, encoding?: "utf8"): Promise<Uint8Array | string> {
+    const rel = resolveWorkspacePath(path);
+    const bytes = await this.sandbox.exclusive(() => this.sandbox.workspace.read(rel));
+    return encoding === "utf8" ? new TextDecoder().decode(bytes) : bytes;
+  }
+
+  /** Lists files and directories under `path` (the whole workspace by default), recursively. */
+  async list(path = ""): Promise<FileInfo[]> {
+    const rel = resolveWorkspacePath(path, { allowRoot: true });
+    this.sandbox.assertOpen();
+    return this.sandbox.workspace.list(rel);
+  }
+
+  /** Removes a file or a directory tree. */
+  async remove(path: string): Promise<void> {
+    const rel = resolveWorkspacePath(path);
+    await this.sandbox.exclusive(async () => {
+      await this.sandbox.workspace.remove(rel);
+    });
+  }
+}
+
+export class Sandbox {
+  readonly id: string;
+  readonly files: SandboxFiles;
+  readonly limits: Readonly<Limits>;
+  /** @internal */
+  readonly workspace: Workspace;
+  private readonly createdAt = Date.now();
+  private lastUsedAt = Date.now();
+  /** Per language: the workspace generation its interpreter has seen, or null for "send everything". */
+  private readonly synced = new Map<Language, number | null>();
+  private hostGeneration: number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private runs = 0;
+  private closed = false;
+  private readonly untrack: () => void;
+
+  private constructor(
+    private readonly runtime: Runtime,
+    limits: Limits,
+  ) {
+    this.id = randomUUID();
+    this.limits = limits;
+    this.workspace = new Workspace(limits.workspaceQuotaBytes);
+    this.files = new SandboxFiles(this);
+    this.hostGeneration = runtime.host.generation;
+    this.untrack = runtime.track(() => this.close());
+  }
+
+  static async create(options: SandboxOptions = {}): Promise<Sandbox> {
+    const runtime = options.runtime ?? (await defaultRuntime());
+    const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
+    return new Sandbox(runtime, limits);
+  }
+
+  /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
+  async run(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
+    const lang = checkLanguage(language);
+    this.checkCode(code);
+    const request = this.buildRequest(code, options);
+    return this.exclusive(() => this.execute(lang, request, options, this.sessionKey(lang)));
+  }
+
+  private checkCode(code: unknown): asserts code is string {
+    if (typeof code !== "string") {
+      throw new PolyboxError("INVALID_ARGUMENT", `code must be a string, got ${code === null ? "null" : typeof code}`);
+    }
+    const codeBytes = Buffer.byteLength(code);
+    if (codeBytes > this.limits.maxCodeBytes) {
+      throw new PolyboxError("CODE_TOO_LARGE", `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", this.limits.maxCodeBytes)}`);
+    }
+  }
+
+  /** @internal Like `run`, in a fresh pool interpreter that is discarded afterwards (one-shot). */
+  async runOnce(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
+    const lang = checkLanguage(language);
+    this.checkCode(code);
+    const request = this.buildRequest(code, options);
+    return this.exclusive(() => this.execute(lang, request, options, null));
+  }
+
+  private buildRequest(code: string, options: RunOptions): Omit<RunRequest, "fullSync" | "sync"> {
+    if (typeof options !== "object" || options === null) throw new PolyboxError("INVALID_ARGUMENT", "run options must be an object");
+    for (const key of Object.keys(options)) {
+      if (!RUN_OPTION_KEYS.has(key)) {
+        throw new PolyboxError("INVALID_ARGUMENT", `unknown run option "${key}"; known options: ${[...RUN_OPTION_KEYS].join(", ")}`);
+      }
+    }
+    const limits = resolveLimits(
+      this.limits,
+      { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb, maxOutputBytes: options.maxOutputBytes },
+      this.runtime.maxLimits,
+    );
+    if (options.stdin !== undefined && typeof options.stdin !== "string") {
+      throw new PolyboxError("INVALID_ARGUMENT", "stdin must be a string");
+    }
+    const env = options.env ?? {};
+    if (typeof env !== "object" || env === null || Object.values(env).some((v) => typeof v !== "string")) {
+      throw new PolyboxError("INVALID_ARGUMENT", "env must be an object of string values");
+    }
+    return {
+      code,
+      stdin: options.stdin ?? "",
+      env: { ...env },
+      limits: {
+        timeoutMs: limits.timeoutMs,
+        memoryMb: limits.memoryMb,
+        maxOutputBytes: limits.maxOutputBytes,
+        workspaceQuotaBytes: limits.workspaceQuotaBytes,
+      },
+    };
+  }
+
+  private async execute(
+    language: Language,
+    base: Omit<RunRequest, "fullSync" | "sync">,
+    options: RunOptions,
+    session: string | null,
+  ): Promise<RunResult> {
+    const started = performance.now();
+    this.lastUsedAt = Date.now();
+    if (options.signal?.aborted) return cancelledBeforeStart();
+    const host = this.runtime.host;
+    await host.start();
+    if (host.generation !== this.hostGeneration) {
+      // The engine host was restarted: every interpreter of this sandbox is gone.
+      this.synced.clear();
+      this.hostGeneration = host.generation;
+    }
+    const since = session === null ? null : (this.synced.get(language) ?? null);
+    const request: RunRequest = { ...base, fullSync: since === null, sync: await this.workspace.changesSince(since) };
+    this.runs++;
+    let result: EngineResult;
+    try {
+      result = await host.run(
+        session,
+        language as EngineLanguage,
+        request,
+        (stream, text) => options.onOutput?.(stream, text),
+        options.signal,
+      );
+    } finally {
+      this.runs--;
+    }
+    if (host.generation !== this.hostGeneration) {
+      this.synced.clear();
+      this.hostGeneration = host.generation;
+    }
+    let filesChanged: string[] = [];
+    let status = result.status;
+    let message = result.message;
+    const projected = this.workspace.projectedBytes(result.changes);
+    if (projected > this.limits.workspaceQuotaBytes) {
+      status = "workspace_limit";
+      message = `workspace quota exceeded: the run's files would take ${projected} bytes, over ${describeLimit("workspaceQuotaBytes", this.limits.workspaceQuotaBytes)}; its file changes were discarded`;
+      this.synced.set(language, null);
+    } else {
+      filesChanged = await this.workspace.apply(result.changes);
+      this.synced.set(language, result.stateLost || session === null ? null : this.workspace.generation);
+    }
+    this.lastUsedAt = Date.now();
+    return {
+      status,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      exitCode: status === "workspace_limit" && result.exitCode === 0 ? 1 : result.exitCode,
+      value: status === "ok" ? result.value : null,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      truncated: result.truncated,
+      filesChanged,
+      ...(message ? { message } : {}),
+      ...(result.stateLost ? { stateLost: true } : {}),
+    };
+  }
+
+  private sessionKey(language: Language): string {
+    return `${this.id}:${language}`;
+  }
+
+  /** @internal Runs `fn` after every earlier operation of this sandbox has finished. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const next = this.queue.then(() => {
+      this.assertOpen();
+      return fn();
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** @internal */
+  assertOpen(): void {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", `sandbox ${this.id} is closed`);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  info(): SandboxInfo {
+    return {
+      id: this.id,
+      createdAt: this.createdAt,
+      lastUsedAt: this.lastUsedAt,
+      languages: [...this.synced.keys()],
+      fileCount: this.workspace.fileCount,
+      bytes: this.workspace.usedBytes,
+      running: this.runs > 0,
+      closed: this.closed,
+    };
+  }
+
+  /** Destroys the sandbox: its interpreters and every byte of its workspace. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.untrack();
+    for (const language of LANGUAGES) this.runtime.host.dispose(this.sessionKey(language));
+    await this.queue;
+    await this.workspace.destroy();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+function cancelledBeforeStart(): RunResult {
+  return {
+    status: "cancelled",
+    stdout: "",
+    stderr: "",
+    exitCode: 130,
+    value: null,
+    durationMs: 0,
+    truncated: false,
+    filesChanged: [],
+    message: "cancelled before it started",
+  };
+}
+
+export interface OneShotOptions extends RunOptions {
+  language: Language;
+  code: string;
+  /** Files (path → text or bytes) put in the workspace before the run. */
+  files?: Record<string, string | Uint8Array>;
+  runtime?: Runtime;
+  limits?: Partial<Limits>;
+}
+
+/** Creates a sandbox, runs one piece of code in it, and destroys it. */
+export async function run(options: OneShotOptions): Promise<RunResult> {
+  const { language, code, files, runtime, limits, ...runOptions } = options;
+  const sandbox = await Sandbox.create({ ...(runtime ? { runtime } : {}), ...(limits ? { limits } : {}) });
+  try {
+    for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);
+    return await sandbox.runOnce(language, code, runOptions);
+  } finally {
+    await sandbox.close();
+  }
+}

@@ -1,0 +1,69 @@
+// Public shapes of the library: what a run returns and what a caller may pass. These types are
+// API; changing one is a breaking change for every embedder and for the MCP output schemas.
+
+import type { Limits } from "./limits.js";
+
+export const LANGUAGES = ["python", "javascript", "bash"] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/**
+ * How a run ended. `ok` and `error` are the guest's doing (exit code 0 or not); the rest name the
+ * limit or the caller that stopped it.
+ */
+export type RunStatus =
+  | "ok"
+  | "error"
+  | "timeout"
+  | "memory_limit"
+  | "output_limit"
+  | "workspace_limit"
+  | "cancelled";
+
+export interface RunResult {
+  status: RunStatus;
+  stdout: string;
+  stderr: string;
+  /** The guest's exit code; 0 for `ok`. Limits that kill the run give 124 (timeout) or 137. */
+  exitCode: number;
+  /** Text form of the last expression's value (Python repr / JS inspection), if any. */
+  value: string | null;
+  durationMs: number;
+  /** True when some output was dropped because of `maxOutputBytes`. */
+  truncated: boolean;
+  /** Workspace paths the run created, modified or removed. */
+  filesChanged: string[];
+  /** For any status but `ok`/`error` (and for host failures): what happened, naming the limit. */
+  message?: string;
+  /** True when the interpreter had to be replaced, so variables from earlier runs are gone. */
+  stateLost?: boolean;
+}
+
+export type OutputStream = "stdout" | "stderr";
+
+export interface RunOptions extends Partial<Pick<Limits, "timeoutMs" | "memoryMb" | "maxOutputBytes">> {
+  /** Text fed to the program's standard input. */
+  stdin?: string;
+  /** Environment variables visible to the guest (nothing of the host's leaks by default). */
+  env?: Record<string, string>;
+  /** Aborting stops the run with status `cancelled`. */
+  signal?: AbortSignal;
+  /** Called with output as the guest writes it, before the run ends. */
+  onOutput?: (stream: OutputStream, text: string) => void;
+}
+
+export interface FileInfo {
+  /** Path relative to the workspace root, with `/` separators. */
+  path: string;
+  type: "file" | "directory";
+  size: number;
+  mtimeMs: number;
+}
+
+export interface Permissions {
+  /** Hosts the trusted side may contact on a guest's behalf (package downloads). */
+  net?: string[];
+  /** Host paths `upload` may read from. */
+  read?: string[];
+  /** Names of host environment variables that may be passed into guests. */
+  env?: string[];
+}

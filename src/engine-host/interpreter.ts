@@ -1,0 +1,143 @@
+// Untrusted side: one interpreter = one worker thread running one engine. This wrapper owns the
+// worker's lifetime and enforces what the worker cannot be trusted to enforce itself: the
+// deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
+
+import { Worker } from "node:worker_threads";
+import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../protocol/messages.js";
+
+/** How long past its deadline an engine may take to report a timeout itself before it is killed. */
+const DEADLINE_GRACE_MS = 100;
+const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
+
+type Output = (stream: "stdout" | "stderr", text: string) => void;
+
+interface Pending {
+  id: number;
+  resolve: (result: EngineResult) => void;
+  output: Output;
+  timer: NodeJS.Timeout;
+  request: RunRequest;
+}
+
+const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
+
+export class Interpreter {
+  readonly ready: Promise<void>;
+  private readonly worker: Worker;
+  private pending: Pending | null = null;
+  private dead = false;
+  /** Why the worker ended, when it ended on its own (crash, heap limit). */
+  private exitReason: "memory" | "crash" | null = null;
+
+  constructor(
+    readonly language: WorkerInit["language"],
+    readonly memoryMb: number,
+    assets: WorkerInit["assets"],
+  ) {
+    const init: WorkerInit = { language, memoryMb, assets };
+    this.worker = new Worker(WORKER_URL, {
+      workerData: init,
+      env: {},
+      stdout: true,
+      stderr: true,
+      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, memoryMb), maxYoungGenerationSizeMb: 32 },
+    });
+    // The engine's own prints (library warnings) are not guest output; drop them.
+    this.worker.stdout.resume();
+    this.worker.stderr.resume();
+    this.ready = new Promise((resolve, reject) => {
+      const onMessage = (message: FromWorker) => {
+        if (message.type === "ready") resolve();
+        else if (message.type === "boot-failed") reject(new Error(message.message));
+      };
+      this.worker.once("message", onMessage);
+      this.worker.once("exit", () => reject(new Error(`${language} interpreter exited while booting`)));
+    });
+    this.ready.catch(() => this.dispose());
+    this.worker.on("message", (message: FromWorker) => this.onMessage(message));
+    this.worker.on("error", (error: Error & { code?: string }) => {
+      this.exitReason = error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "memory" : "crash";
+    });
+    this.worker.on("exit", () => this.onExit());
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  get busy(): boolean {
+    return this.pending !== null;
+  }
+
+  run(id: number, request: RunRequest, output: Output): Promise<EngineResult> {
+    if (this.dead) return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
+    if (this.pending) throw new Error("interpreter is busy");
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.kill("timeout"), request.limits.timeoutMs + DEADLINE_GRACE_MS);
+      this.pending = { id, resolve, output, timer, request };
+      this.worker.postMessage({ type: "run", id, request });
+    });
+  }
+
+  cancel(): void {
+    if (this.pending) this.kill("cancelled");
+  }
+
+  dispose(): void {
+    if (this.dead) return;
+    this.dead = true;
+    void this.worker.terminate();
+  }
+
+  private onMessage(message: FromWorker): void {
+    const p = this.pending;
+    if (!p || !("id" in message) || message.id !== p.id) return;
+    if (message.type === "output") p.output(message.stream, message.text);
+    else if (message.type === "result") this.settle(message.result);
+  }
+
+  private settle(result: EngineResult): void {
+    const p = this.pending;
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.pending = null;
+    p.resolve(result);
+  }
+
+  private kill(status: "timeout" | "cancelled"): void {
+    const p = this.pending;
+    if (!p) return;
+    const message =
+      status === "timeout"
+        ? `timed out: timeoutMs=${p.request.limits.timeoutMs}; the interpreter was killed`
+        : "cancelled; the interpreter was killed";
+    this.settle(this.failure(status, message, status === "timeout" ? 124 : 130));
+    this.dispose();
+  }
+
+  private onExit(): void {
+    this.dead = true;
+    const p = this.pending;
+    if (!p) return;
+    if (this.exitReason === "memory") {
+      const mb = p.request.limits.memoryMb;
+      this.settle(this.failure("memory_limit", `memory limit reached: memoryMb=${mb} (${mb} MiB); the interpreter was killed`, 137));
+    } else {
+      this.settle(this.failure("error", "the interpreter crashed and was replaced", 1));
+    }
+  }
+
+  private failure(status: EngineResult["status"], message: string, exitCode: number): EngineResult {
+    return {
+      status,
+      stdout: "",
+      stderr: "",
+      exitCode,
+      value: null,
+      truncated: false,
+      message,
+      stateLost: true,
+      changes: EMPTY_CHANGES,
+    };
+  }
+}

@@ -1,0 +1,112 @@
+// Untrusted side: the engine host process. The server starts it (see src/jail) under Node's
+// permission model with an empty environment; it owns the worker pools and the interpreters
+// that sandboxes keep between runs, and talks to the server only over the IPC channel.
+// It holds no workspace: files arrive with each run and changes leave with its result.
+
+import { readFileSync } from "node:fs";
+import type { EngineLanguage, HostEvent, HostRequest, WorkerInit } from "../protocol/messages.js";
+import type { Interpreter } from "./interpreter.js";
+import { type PoolSizes, Pools } from "./pool.js";
+
+export interface HostConfig {
+  pool: PoolSizes;
+  memoryMb: number;
+  pyodideDir: string;
+  pythonSnapshot: string | null;
+}
+
+const config = JSON.parse(process.argv[2] ?? "{}") as HostConfig;
+
+function send(event: HostEvent): void {
+  process.send?.(event);
+}
+const log = (message: string) => send({ type: "log", level: "warn", message });
+
+function loadAssets(): WorkerInit["assets"] {
+  const assets: Record<string, unknown> = { pyodide: config.pyodideDir };
+  if (config.pythonSnapshot) {
+    try {
+      const bytes = readFileSync(config.pythonSnapshot);
+      const shared = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(shared).set(bytes);
+      assets.pythonSnapshot = shared;
+    } catch (error) {
+      log(`python snapshot unreadable, booting without it: ${String(error)}`);
+    }
+  }
+  return assets as WorkerInit["assets"];
+}
+
+const pools = new Pools(config.pool, config.memoryMb, loadAssets(), log);
+const sessions = new Map<string, Interpreter>();
+const running = new Map<number, Interpreter>();
+
+async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void> {
+  const { id, session, language } = request;
+  let interpreter = session ? sessions.get(session) : undefined;
+  if (interpreter && !interpreter.alive) {
+    sessions.delete(session!);
+    interpreter = undefined;
+  }
+  const fresh = interpreter === undefined;
+  interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  if (session) sessions.set(session, interpreter);
+  running.set(id, interpreter);
+  try {
+    const result = await interpreter.run(id, request.request, (stream, text) =>
+      send({ type: "output", id, stream, text }),
+    );
+    if (fresh && session && !request.request.fullSync) result.stateLost = true;
+    send({ type: "result", id, result });
+  } finally {
+    running.delete(id);
+    if (!session || !interpreter.alive) {
+      interpreter.dispose();
+      if (session && sessions.get(session) === interpreter) sessions.delete(session);
+    }
+  }
+}
+
+process.on("message", (message: HostRequest) => {
+  switch (message?.type) {
+    case "run":
+      run(message).catch((error: unknown) => send({ type: "failed", id: message.id, message: String(error) }));
+      break;
+    case "cancel":
+      running.get(message.id)?.cancel();
+      break;
+    case "dispose": {
+      const interpreter = sessions.get(message.session);
+      sessions.delete(message.session);
+      interpreter?.dispose();
+      break;
+    }
+    case "ping":
+      send({ type: "pong", id: message.id });
+      break;
+    case "stats": {
+      const mem = process.memoryUsage();
+      send({
+        type: "stats",
+        id: message.id,
+        stats: {
+          workers: sessions.size + Object.values(pools.counts()).reduce((a, b) => a + b, 0),
+          pooled: pools.counts() as Record<EngineLanguage, number>,
+          sessions: sessions.size,
+          rssBytes: mem.rss,
+          heapUsedBytes: mem.heapUsed,
+        },
+      });
+      break;
+    }
+  }
+});
+
+// The server is our only reason to live: when the channel closes, go.
+process.on("disconnect", () => {
+  pools.close();
+  process.exit(0);
+});
+
+pools.start();
+send({ type: "ready", pid: process.pid, node: process.version });

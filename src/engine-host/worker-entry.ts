@@ -1,0 +1,107 @@
+// Untrusted side: the entry point of one engine worker thread. It hardens the realm (L1), boots
+// the engine named in its init data, and then serves run requests one at a time. Deadlines are
+// enforced outside, by the engine host terminating this thread; here we only stop early where an
+// engine can (output cap) and turn what happened into an EngineResult.
+
+import { parentPort, workerData } from "node:worker_threads";
+import { OutputSink } from "../engines/common/output.js";
+import type { Engine, EngineFactory } from "../engines/common/engine.js";
+import type { EngineResult, FromWorker, ToWorker, WorkerInit } from "../protocol/messages.js";
+import { installBindingShim, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
+
+const port = parentPort!;
+const init = workerData as WorkerInit;
+
+function send(message: FromWorker): void {
+  port.postMessage(message);
+}
+
+const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = {
+  python: async () => (await import("../engines/python/engine.js")).createEngine,
+  javascript: async () => (await import("../engines/javascript/engine.js")).createEngine,
+  bash: async () => (await import("../engines/bash/engine.js")).createEngine,
+};
+
+/**
+ * Engines that import modules after boot, and the tree they load from: just-bash loads each
+ * command (and that command's dependencies) on first use, from its node_modules tree.
+ */
+const justBash = import.meta.resolve("just-bash");
+const LAZY_LOADING_PACKAGES = { bash: justBash.slice(0, justBash.lastIndexOf("/node_modules/") + "/node_modules/".length) };
+
+async function boot(): Promise<Engine> {
+  installMemoryGuard();
+  installBindingShim();
+  memoryGuard.limitBytes = init.memoryMb * 1024 * 1024;
+  const engine = await (await FACTORIES[init.language]())(init);
+  lockDownRealm(new URL("./deny-modules.js", import.meta.url), init.language === "bash" ? [LAZY_LOADING_PACKAGES.bash] : []);
+  return engine;
+}
+
+async function serve(engine: Engine, id: number, request: ToWorker["request"]): Promise<EngineResult> {
+  memoryGuard.limitBytes = request.limits.memoryMb * 1024 * 1024;
+  memoryGuard.hit = false;
+  let stopRequested = false;
+  const output = new OutputSink(
+    request.limits.maxOutputBytes,
+    (stream, text) => send({ type: "output", id, stream, text }),
+    () => {
+      stopRequested = true;
+      engine.interrupt();
+    },
+  );
+  await engine.applyFiles(request);
+  const ctx = {
+    output,
+    deadline: Date.now() + request.limits.timeoutMs,
+    get stopRequested() {
+      return stopRequested;
+    },
+  };
+  let outcome: Awaited<ReturnType<Engine["run"]>>;
+  try {
+    outcome = await engine.run(request, ctx);
+  } catch (error) {
+    // An engine bug, not a guest error: report it as an error result rather than dying.
+    output.write("stderr", `polybox: engine failure: ${String(error)}\n`);
+    outcome = { exitCode: 1, value: null };
+  }
+  output.flush();
+  const changes = await engine.collectFiles();
+  let status: EngineResult["status"] = outcome.status ?? (outcome.exitCode === 0 ? "ok" : "error");
+  let message = outcome.message;
+  if (memoryGuard.hit) {
+    status = "memory_limit";
+    message = `memory limit reached: memoryMb=${request.limits.memoryMb} (${request.limits.memoryMb} MiB)`;
+  } else if (output.overflowed) {
+    status = "output_limit";
+    message = `output limit reached on ${output.overflowed}: maxOutputBytes=${request.limits.maxOutputBytes}; the run was stopped and the rest of its output dropped`;
+  }
+  return {
+    status,
+    stdout: output.text.stdout,
+    stderr: output.text.stderr,
+    exitCode: status === "ok" || status === "error" ? outcome.exitCode : outcome.exitCode || 1,
+    value: status === "ok" ? outcome.value : null,
+    truncated: output.truncated,
+    ...(message ? { message } : {}),
+    changes,
+  };
+}
+
+boot().then(
+  (engine) => {
+    let queue = Promise.resolve();
+    port.on("message", (message: ToWorker) => {
+      if (message?.type !== "run") return;
+      queue = queue.then(async () => {
+        const result = await serve(engine, message.id, message.request);
+        send({ type: "result", id: message.id, result });
+      });
+    });
+    send({ type: "ready" });
+  },
+  (error: unknown) => {
+    send({ type: "boot-failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  },
+);

@@ -1,0 +1,86 @@
+// Worker side: the Bash engine, just-bash (a Bash interpreter written in TypeScript with its own
+// in-memory file system and coreutils). Its network commands and its embedded python/js commands
+// stay off. just-bash runs every `exec` in a fresh shell, so state between runs is carried here:
+// exported and plain variables and the working directory persist; functions and aliases do not.
+
+import { Bash, InMemoryFs } from "just-bash";
+import type { RunRequest } from "../../protocol/messages.js";
+import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+
+const ROOT = "/workspace";
+/** Shell-internal variables that describe one exec and must not be carried to the next. */
+const TRANSIENT = new Set(["?", "_", "OLDPWD", "SHLVL", "BASHPID", "RANDOM", "LINENO", "SECONDS", "PPID"]);
+
+function adapter(fs: InMemoryFs): GuestFs {
+  const abs = (path: string) => `${ROOT}/${path}`;
+  return {
+    async list() {
+      const out = new Map<string, GuestEntry>();
+      for (const full of fs.getAllPaths()) {
+        if (!full.startsWith(`${ROOT}/`)) continue;
+        const st = await fs.lstat(full);
+        if (st.isSymbolicLink) continue;
+        out.set(full.slice(ROOT.length + 1), {
+          type: st.isDirectory ? "dir" : "file",
+          size: st.isDirectory ? 0 : st.size,
+          mtimeMs: st.mtime.getTime(),
+        });
+      }
+      return out;
+    },
+    read: (path) => fs.readFileBuffer(abs(path)),
+    async write(path, data, mtimeMs) {
+      const full = abs(path);
+      await fs.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
+      await fs.writeFile(full, data);
+      await fs.utimes(full, new Date(mtimeMs), new Date(mtimeMs));
+    },
+    mkdir: (path) => fs.mkdir(abs(path), { recursive: true }),
+    remove: (path) => fs.rm(abs(path), { recursive: true, force: true }),
+  };
+}
+
+export async function createEngine(): Promise<Engine> {
+  const fs = new InMemoryFs();
+  await fs.mkdir(ROOT, { recursive: true });
+  const mirror = new WorkspaceMirror(adapter(fs));
+  let shellEnv: Record<string, string> = {};
+  let cwd = ROOT;
+  let abort: AbortController | null = null;
+
+  return {
+    applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
+    collectFiles: () => mirror.collect(),
+    interrupt: () => abort?.abort(),
+    async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
+      abort = new AbortController();
+      const timer = setTimeout(() => abort?.abort(), Math.max(0, run.deadline - Date.now()));
+      const bash = new Bash({
+        fs,
+        cwd,
+        env: { HOME: ROOT, ...shellEnv, ...request.env },
+        executionLimits: {
+          maxOutputSize: request.limits.maxOutputBytes + 1,
+          maxFileSystemBytes: request.limits.workspaceQuotaBytes,
+          maxExecutionTimeMs: request.limits.timeoutMs,
+        },
+      });
+      try {
+        const result = await bash.exec(request.code, { signal: abort.signal, rawScript: true, stdin: request.stdin });
+        run.output.write("stdout", result.stdout);
+        run.output.write("stderr", result.stderr);
+        const env = result.env ?? {};
+        shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
+        if (env.PWD) cwd = env.PWD;
+        if (abort.signal.aborted && Date.now() >= run.deadline) {
+          return { exitCode: 124, value: null, status: "timeout" };
+        }
+        return { exitCode: result.exitCode, value: null };
+      } finally {
+        clearTimeout(timer);
+        abort = null;
+      }
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// Worker side: the one interface every language engine implements. An engine lives in its own
+// worker thread, owns one interpreter, and runs one request at a time. It never sees the host's
+// file system or network: files arrive in the request and leave in the result.
+
+import type { EngineResult, RunRequest, WorkerInit } from "../../protocol/messages.js";
+import type { OutputSink } from "./output.js";
+
+/** What a run produced, before the worker adds output, file changes and limit verdicts. */
+export interface EngineOutcome {
+  exitCode: number;
+  value: string | null;
+  /** Set when the engine itself detected a limit (e.g. QuickJS's interrupt at the deadline). */
+  status?: EngineResult["status"];
+  message?: string;
+}
+
+export interface RunContext {
+  output: OutputSink;
+  /** Epoch ms after which the run must stop. */
+  deadline: number;
+  /** True once the output cap was crossed; engines stop the guest as soon as they can. */
+  readonly stopRequested: boolean;
+}
+
+export interface Engine {
+  /** Brings the private workspace copy up to date; called before `run`. */
+  applyFiles(request: RunRequest): Promise<void>;
+  run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome>;
+  /** Workspace changes since `applyFiles`. */
+  collectFiles(): Promise<EngineResult["changes"]>;
+  /** Asks a running guest to stop (output cap); a no-op where the engine cannot. */
+  interrupt(): void;
+}
+
+export type EngineFactory = (init: WorkerInit) => Promise<Engine>;

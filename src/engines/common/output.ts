@@ -1,0 +1,64 @@
+// Worker side: collects one run's stdout and stderr under a byte cap and streams them live.
+// Output past the cap is dropped (never buffered), and the engine is asked to stop the run.
+// Live chunks are flushed on size or age at each write, not on a timer: while guest code runs
+// synchronously the worker's event loop is blocked and a timer would never fire.
+
+export type StreamName = "stdout" | "stderr";
+
+const FLUSH_BYTES = 8 * 1024;
+const FLUSH_MS = 50;
+
+export class OutputSink {
+  readonly text: Record<StreamName, string> = { stdout: "", stderr: "" };
+  private readonly bytes: Record<StreamName, number> = { stdout: 0, stderr: 0 };
+  private pending: Record<StreamName, string> = { stdout: "", stderr: "" };
+  private lastFlush = Date.now();
+  truncated = false;
+  /** Which stream crossed the cap first, if any. */
+  overflowed: StreamName | null = null;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly live: (stream: StreamName, text: string) => void,
+    private readonly onOverflow: () => void,
+  ) {}
+
+  write(stream: StreamName, chunk: string): void {
+    if (chunk.length === 0) return;
+    const room = this.maxBytes - this.bytes[stream];
+    let kept = chunk;
+    const size = Buffer.byteLength(chunk);
+    if (size > room) {
+      kept = truncateUtf8(chunk, Math.max(0, room));
+      this.truncated = true;
+      if (this.overflowed === null) {
+        this.overflowed = stream;
+        this.onOverflow();
+      }
+    }
+    if (kept.length > 0) {
+      this.bytes[stream] += Buffer.byteLength(kept);
+      this.text[stream] += kept;
+      this.pending[stream] += kept;
+    }
+    const now = Date.now();
+    if (this.pending[stream].length >= FLUSH_BYTES || now - this.lastFlush >= FLUSH_MS) this.flush();
+  }
+
+  flush(): void {
+    this.lastFlush = Date.now();
+    for (const stream of ["stdout", "stderr"] as const) {
+      if (this.pending[stream]) this.live(stream, this.pending[stream]);
+      this.pending[stream] = "";
+    }
+  }
+}
+
+/** The longest prefix of `s` whose UTF-8 encoding fits in `maxBytes`, never splitting a char. */
+export function truncateUtf8(s: string, maxBytes: number): string {
+  const buf = Buffer.from(s, "utf8");
+  if (buf.length <= maxBytes) return s;
+  let end = maxBytes;
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString("utf8");
+}

@@ -1,0 +1,173 @@
+// Guest side of the JavaScript engine: source evaluated inside each QuickJS context before any
+// user code. It builds `console`, `require`, a small `process`, and the workspace-only `fs` and
+// `path` modules on top of the host functions in `__polybox`, then deletes that global so user
+// code holds only what the prelude chose to give it. Evaluates to the timer-firing function.
+
+export const PRELUDE_SOURCE = String.raw`
+(() => {
+  const host = globalThis.__polybox;
+  delete globalThis.__polybox;
+
+  const inspect = (value, depth = 0, seen = []) => {
+    const t = typeof value;
+    if (t === "string") return depth === 0 ? value : JSON.stringify(value);
+    if (t === "number" || t === "boolean" || t === "undefined" || t === "bigint" || value === null) {
+      return t === "bigint" ? value + "n" : String(value);
+    }
+    if (t === "symbol") return value.toString();
+    if (t === "function") return "[Function: " + (value.name || "(anonymous)") + "]";
+    if (value instanceof Error) return value.stack ? value.name + ": " + value.message + "\n" + value.stack.trimEnd() : String(value);
+    if (seen.includes(value)) return "[Circular]";
+    if (depth > 3) return Array.isArray(value) ? "[Array]" : "[Object]";
+    const next = [...seen, value];
+    if (Array.isArray(value)) {
+      const items = value.slice(0, 100).map((v) => inspect(v, depth + 1, next));
+      if (value.length > 100) items.push("... " + (value.length - 100) + " more items");
+      return items.length ? "[ " + items.join(", ") + " ]" : "[]";
+    }
+    if (value instanceof Map) return "Map(" + value.size + ") { " + [...value].map(([k, v]) => inspect(k, depth + 1, next) + " => " + inspect(v, depth + 1, next)).join(", ") + " }";
+    if (value instanceof Set) return "Set(" + value.size + ") { " + [...value].map((v) => inspect(v, depth + 1, next)).join(", ") + " }";
+    if (value instanceof Date) return value.toISOString();
+    if (value instanceof RegExp) return String(value);
+    if (value instanceof Promise) return "Promise { <pending> }";
+    if (ArrayBuffer.isView(value)) return value.constructor.name + "(" + value.length + ") [ " + Array.from(value.slice(0, 50)).join(", ") + " ]";
+    const keys = Object.keys(value);
+    const name = value.constructor && value.constructor !== Object ? value.constructor.name + " " : "";
+    if (!keys.length) return name + "{}";
+    const body = keys.map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)) + ": " + inspect(value[k], depth + 1, next));
+    return name + "{ " + body.join(", ") + " }";
+  };
+  const format = (args) => args.map((a) => inspect(a)).join(" ") + "\n";
+
+  const console = {
+    log: (...a) => host.out("stdout", format(a)),
+    info: (...a) => host.out("stdout", format(a)),
+    debug: (...a) => host.out("stdout", format(a)),
+    error: (...a) => host.out("stderr", format(a)),
+    warn: (...a) => host.out("stderr", format(a)),
+    table: (v) => host.out("stdout", format([v])),
+  };
+
+  const call = (op, ...args) => {
+    const reply = JSON.parse(host.fs(op, JSON.stringify(args)));
+    if (reply.error) {
+      const e = new Error(reply.error.message);
+      e.code = reply.error.code;
+      throw e;
+    }
+    return reply.ok;
+  };
+  const encodingOf = (options) => (typeof options === "string" ? options : options && options.encoding);
+  const toBytes = (data) => {
+    if (typeof data === "string") return data;
+    if (data instanceof ArrayBuffer) return data;
+    if (ArrayBuffer.isView(data)) return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+    return String(data);
+  };
+  const makeStat = (s) => ({
+    size: s.size, mtimeMs: s.mtimeMs, mtime: new Date(s.mtimeMs),
+    isFile: () => s.type === "file", isDirectory: () => s.type === "dir", isSymbolicLink: () => false,
+  });
+  const sync = {
+    readFileSync(path, options) {
+      const enc = encodingOf(options);
+      if (enc) return call("readText", path);
+      return new Uint8Array(host.readBytes(path));
+    },
+    writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : host.writeBytes(path, d, false); },
+    appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : host.writeBytes(path, d, true); },
+    existsSync: (path) => call("exists", path),
+    readdirSync: (path, options) => {
+      const names = call("readdir", path);
+      if (options && options.withFileTypes) return names.map((name) => { const s = makeStat(call("stat", path + "/" + name)); s.name = name; return s; });
+      return names;
+    },
+    mkdirSync: (path, options) => { call("mkdir", path, !!(options && options.recursive)); },
+    rmSync: (path, options) => call("rm", path, !!(options && options.recursive), !!(options && options.force)),
+    unlinkSync: (path) => call("unlink", path),
+    rmdirSync: (path, options) => call("rm", path, !!(options && options.recursive), false),
+    statSync: (path) => makeStat(call("stat", path)),
+    lstatSync: (path) => makeStat(call("stat", path)),
+    renameSync: (from, to) => call("rename", from, to),
+    copyFileSync: (from, to) => host.writeBytes(to, host.readBytes(from), false),
+  };
+  const promises = {};
+  for (const [name, fn] of Object.entries(sync)) {
+    if (!name.endsWith("Sync") || name === "existsSync") continue;
+    promises[name.slice(0, -4)] = (...args) => new Promise((resolve) => resolve(fn(...args)));
+  }
+  const fs = { ...sync, promises, constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 } };
+  promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(Object.assign(new Error("ENOENT: no such file or directory, access '" + path + "'"), { code: "ENOENT" }))));
+
+  const normalize = (p) => {
+    const abs = p.startsWith("/");
+    const out = [];
+    for (const part of p.split("/")) {
+      if (!part || part === ".") continue;
+      if (part === "..") { if (out.length && out[out.length - 1] !== "..") out.pop(); else if (!abs) out.push(".."); }
+      else out.push(part);
+    }
+    return (abs ? "/" : "") + out.join("/") || (abs ? "/" : ".");
+  };
+  const path = {
+    sep: "/",
+    join: (...parts) => normalize(parts.filter(Boolean).join("/")),
+    resolve: (...parts) => { let r = "/workspace"; for (const p of parts) r = p.startsWith("/") ? p : r + "/" + p; return normalize(r); },
+    normalize,
+    dirname: (p) => { const i = p.replace(/\/+$/, "").lastIndexOf("/"); return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i); },
+    basename: (p, ext) => { const b = p.replace(/\/+$/, "").split("/").pop(); return ext && b.endsWith(ext) ? b.slice(0, -ext.length) : b; },
+    extname: (p) => { const b = p.split("/").pop(); const i = b.lastIndexOf("."); return i <= 0 ? "" : b.slice(i); },
+    isAbsolute: (p) => p.startsWith("/"),
+  };
+  path.posix = path;
+
+  const modules = { fs, "fs/promises": promises, path };
+  const require = (name) => {
+    const key = String(name).replace(/^node:/, "");
+    if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
+    const e = new Error("Cannot find module '" + name + "': the sandbox provides only fs, fs/promises and path");
+    e.code = "MODULE_NOT_FOUND";
+    throw e;
+  };
+
+  const exitSignal = {};
+  const process = {
+    argv: ["polybox", "main.js"], env: {}, platform: "polybox", cwd: () => "/workspace",
+    exit: (code = 0) => { exitSignal.code = code; throw exitSignal; },
+    stdout: { write: (s) => (host.out("stdout", String(s)), true) },
+    stderr: { write: (s) => (host.out("stderr", String(s)), true) },
+  };
+
+  const timers = new Map();
+  let nextTimer = 1;
+  const setTimeout = (fn, ms = 0, ...args) => { const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
+  const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
+
+  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, setInterval: undefined });
+  return {
+    fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
+    setEnv(json) { process.env = JSON.parse(json); },
+    exitSignal,
+    inspect: (v) => inspect(v, 1),
+  };
+})()
+`;
+
+/** Rewrites static imports of the built-in modules into `require` calls, so that code using
+ * `import fs from "node:fs"` can still run as a script (which keeps the last expression's value
+ * and global state between runs). Other imports are left alone and fail with a clear error. */
+export function rewriteImports(code: string): string {
+  return code.replace(
+    /^[ \t]*import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path)["'];?/gm,
+    (_m, first: string | undefined, binding: string, mod: string) => {
+      const req = `require(${JSON.stringify(mod)})`;
+      const bind = (b: string) =>
+        b.startsWith("*")
+          ? `var ${b.replace(/^\*\s+as\s+/, "")} = ${req};`
+          : b.startsWith("{")
+            ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
+            : `var ${b} = ${req};`;
+      return (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim());
+    },
+  );
+}

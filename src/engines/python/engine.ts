@@ -1,0 +1,123 @@
+// Worker side: the Python engine, CPython compiled to WebAssembly by Pyodide. One interpreter per
+// worker, booted from a memory snapshot when the engine host hands one in (hundreds of ms instead
+// of seconds). The workspace is a MEMFS directory at /workspace, also the working directory.
+
+import { loadPyodide, type PyodideAPI } from "pyodide";
+import type { RunRequest, WorkerInit } from "../../protocol/messages.js";
+import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+import { RUNNER_SOURCE } from "./runner.py.js";
+
+const ROOT = "/workspace";
+
+type PyFS = PyodideAPI["FS"];
+
+function memfsAdapter(FS: PyFS): GuestFs {
+  const abs = (path: string) => `${ROOT}/${path}`;
+  const isDir = (mode: number) => FS.isDir(mode);
+  function removeTree(path: string): void {
+    const st = FS.lstat(path);
+    if (isDir(st.mode)) {
+      for (const name of FS.readdir(path)) if (name !== "." && name !== "..") removeTree(`${path}/${name}`);
+      FS.rmdir(path);
+    } else {
+      FS.unlink(path);
+    }
+  }
+  return {
+    list() {
+      const out = new Map<string, GuestEntry>();
+      const walk = (dir: string, prefix: string) => {
+        for (const name of FS.readdir(dir)) {
+          if (name === "." || name === "..") continue;
+          const rel = prefix ? `${prefix}/${name}` : name;
+          const st = FS.lstat(`${dir}/${name}`);
+          const mtimeMs = new Date(st.mtime).getTime();
+          if (isDir(st.mode)) {
+            out.set(rel, { type: "dir", size: 0, mtimeMs });
+            walk(`${dir}/${name}`, rel);
+          } else if (FS.isFile(st.mode)) {
+            out.set(rel, { type: "file", size: st.size, mtimeMs });
+          }
+        }
+      };
+      walk(ROOT, "");
+      return out;
+    },
+    read: (path) => FS.readFile(abs(path)) as Uint8Array,
+    write(path, data, mtimeMs) {
+      const full = abs(path);
+      FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
+      FS.writeFile(full, data);
+      FS.utime(full, mtimeMs, mtimeMs);
+    },
+    mkdir: (path) => FS.mkdirTree(abs(path)),
+    remove(path) {
+      try {
+        removeTree(abs(path));
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+export async function createEngine(init: WorkerInit): Promise<Engine> {
+  const snapshot = init.assets.pythonSnapshot as unknown as SharedArrayBuffer | undefined;
+  const py = await loadPyodide({
+    indexURL: init.assets.pyodide,
+    env: { HOME: ROOT },
+    ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot) } : {}),
+  });
+  py.FS.mkdirTree(ROOT);
+  py.FS.chdir(ROOT);
+  py.runPython(`import os; os.chdir("${ROOT}")`);
+  py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
+  const runCell = py.globals.get("_polybox_run") as (code: string, env: string) => Promise<string>;
+  const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
+  py.setInterruptBuffer(interruptBuffer);
+  const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
+
+  let sink: RunContext["output"] | null = null;
+  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
+  for (const stream of ["stdout", "stderr"] as const) {
+    const write = (buffer: Uint8Array) => {
+      sink?.write(stream, decoders[stream].decode(buffer, { stream: true }));
+      return buffer.length;
+    };
+    if (stream === "stdout") py.setStdout({ write, isatty: false });
+    else py.setStderr({ write, isatty: false });
+  }
+
+  return {
+    applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
+    collectFiles: () => mirror.collect(),
+    interrupt() {
+      interruptBuffer[0] = 2; // SIGINT: raises KeyboardInterrupt at the next bytecode check.
+    },
+    async run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome> {
+      sink = ctx.output;
+      interruptBuffer[0] = 0;
+      let stdin: string | null = request.stdin;
+      py.setStdin({
+        stdin: () => {
+          const text = stdin;
+          stdin = null;
+          return text ?? undefined;
+        },
+        autoEOF: true,
+      });
+      try {
+        const json = await runCell(request.code, JSON.stringify(request.env));
+        const [exitCode, value] = JSON.parse(json) as [number, string | null];
+        return { exitCode, value };
+      } finally {
+        for (const stream of ["stdout", "stderr"] as const) {
+          const rest = decoders[stream].decode();
+          if (rest) ctx.output.write(stream, rest);
+        }
+        sink = null;
+      }
+    },
+  };
+}

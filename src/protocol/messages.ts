@@ -1,0 +1,111 @@
+// The only code both sides of the trust boundary import: the messages that cross between the
+// server (trusted) and the engine host (untrusted), and between the engine host and its workers.
+// Everything here is structured-clone data: no functions, no class instances, no shared realm.
+// The trusted side validates every message it receives with `validate.ts` before acting on it.
+
+export type EngineLanguage = "python" | "javascript" | "bash";
+
+export type EngineStatus =
+  | "ok"
+  | "error"
+  | "timeout"
+  | "memory_limit"
+  | "output_limit"
+  | "workspace_limit"
+  | "cancelled";
+
+/** One file crossing the boundary, as bytes, with the mtime the trusted side holds for it. */
+export interface FileBlob {
+  path: string;
+  data: Uint8Array;
+  mtimeMs: number;
+}
+
+/** Files to bring an interpreter's private copy of the workspace up to date, or back from it. */
+export interface FileSync {
+  files: FileBlob[];
+  dirs: string[];
+  removed: string[];
+}
+
+export interface RunLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  maxOutputBytes: number;
+  workspaceQuotaBytes: number;
+}
+
+export interface RunRequest {
+  code: string;
+  stdin: string;
+  env: Record<string, string>;
+  limits: RunLimits;
+  /** When true, the interpreter's workspace copy is wiped before `sync` is applied. */
+  fullSync: boolean;
+  sync: FileSync;
+}
+
+export interface EngineResult {
+  status: EngineStatus;
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  value: string | null;
+  truncated: boolean;
+  message?: string;
+  /** Set by the engine host when the interpreter was replaced and its state is gone. */
+  stateLost?: boolean;
+  changes: FileSync;
+}
+
+// ---- server → engine host ------------------------------------------------------------------
+
+export type HostRequest =
+  | {
+      type: "run";
+      id: number;
+      /** Interpreter to use: a session key keeps state across runs; null means one-shot. */
+      session: string | null;
+      language: EngineLanguage;
+      request: RunRequest;
+    }
+  | { type: "cancel"; id: number }
+  | { type: "dispose"; session: string }
+  | { type: "ping"; id: number }
+  | { type: "stats"; id: number };
+
+// ---- engine host → server ------------------------------------------------------------------
+
+export interface HostStats {
+  workers: number;
+  pooled: Record<EngineLanguage, number>;
+  sessions: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+export type HostEvent =
+  | { type: "ready"; pid: number; node: string }
+  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "result"; id: number; result: EngineResult }
+  | { type: "failed"; id: number; message: string }
+  | { type: "pong"; id: number }
+  | { type: "stats"; id: number; stats: HostStats }
+  | { type: "log"; level: "info" | "warn" | "error"; message: string };
+
+// ---- engine host ↔ worker ------------------------------------------------------------------
+
+export interface WorkerInit {
+  language: EngineLanguage;
+  memoryMb: number;
+  /** Absolute paths of engine assets the worker may read (e.g. the Pyodide directory). */
+  assets: Record<string, string>;
+}
+
+export type ToWorker = { type: "run"; id: number; request: RunRequest };
+
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "boot-failed"; message: string }
+  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "result"; id: number; result: EngineResult };

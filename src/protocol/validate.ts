@@ -1,0 +1,98 @@
+// Trusted side's gate for everything the engine host sends. The host runs next to guest code, so
+// a message from it is treated like input from the network: shape, types and sizes are checked,
+// and anything that does not fit is dropped or turned into an error result, never acted on.
+
+import type { EngineResult, EngineStatus, FileBlob, FileSync, HostEvent } from "./messages.js";
+
+const STATUSES = new Set<EngineStatus>(["ok", "error", "timeout", "memory_limit", "output_limit", "workspace_limit", "cancelled"]);
+const MAX_VALUE_CHARS = 1024 * 1024;
+const MAX_MESSAGE_CHARS = 4096;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isString = (v: unknown): v is string => typeof v === "string";
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+
+export function validateHostEvent(raw: unknown): HostEvent | null {
+  if (!isObject(raw) || !isString(raw.type)) return null;
+  switch (raw.type) {
+    case "ready":
+      return isInt(raw.pid) && isString(raw.node) ? (raw as HostEvent) : null;
+    case "output":
+      return isInt(raw.id) && (raw.stream === "stdout" || raw.stream === "stderr") && isString(raw.text)
+        ? (raw as HostEvent)
+        : null;
+    case "result":
+      return isInt(raw.id) && isObject(raw.result) ? (raw as HostEvent) : null;
+    case "failed":
+      return isInt(raw.id) && isString(raw.message)
+        ? { type: "failed", id: raw.id, message: raw.message.slice(0, MAX_MESSAGE_CHARS) }
+        : null;
+    case "pong":
+      return isInt(raw.id) ? (raw as HostEvent) : null;
+    case "stats":
+      return isInt(raw.id) && isObject(raw.stats) ? (raw as HostEvent) : null;
+    case "log":
+      return isString(raw.message) ? { type: "log", level: "warn", message: raw.message.slice(0, MAX_MESSAGE_CHARS) } : null;
+    default:
+      return null;
+  }
+}
+
+/** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL. */
+export function isSafeRelativePath(p: unknown): p is string {
+  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\")) return false;
+  if (p.startsWith("/")) return false;
+  return p.split("/").every((part) => part !== "" && part !== "." && part !== "..");
+}
+
+function validateChanges(raw: unknown): FileSync | null {
+  if (!isObject(raw) || !Array.isArray(raw.files) || !Array.isArray(raw.dirs) || !Array.isArray(raw.removed)) return null;
+  const files: FileBlob[] = [];
+  for (const f of raw.files as unknown[]) {
+    if (!isObject(f) || !isSafeRelativePath(f.path) || !(f.data instanceof Uint8Array) || typeof f.mtimeMs !== "number") return null;
+    files.push({ path: f.path, data: f.data, mtimeMs: f.mtimeMs });
+  }
+  if (!raw.dirs.every(isSafeRelativePath) || !raw.removed.every(isSafeRelativePath)) return null;
+  return { files, dirs: raw.dirs as string[], removed: raw.removed as string[] };
+}
+
+function capText(text: string, maxBytes: number): { text: string; cut: boolean } {
+  if (text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes) return { text, cut: false };
+  return { text: Buffer.from(text).subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""), cut: true };
+}
+
+/** Checks a run result and enforces the output cap again on this side. */
+export function validateResult(raw: unknown, maxOutputBytes: number): EngineResult {
+  const bad = (why: string): EngineResult => ({
+    status: "error",
+    stdout: "",
+    stderr: "",
+    exitCode: 1,
+    value: null,
+    truncated: false,
+    message: `the engine sent an invalid result (${why}); it was discarded`,
+    stateLost: true,
+    changes: { files: [], dirs: [], removed: [] },
+  });
+  if (!isObject(raw)) return bad("not an object");
+  const { status, stdout, stderr, exitCode, value, truncated, message, stateLost } = raw;
+  if (!isString(status) || !STATUSES.has(status as EngineStatus)) return bad("unknown status");
+  if (!isString(stdout) || !isString(stderr)) return bad("output is not text");
+  if (!isInt(exitCode)) return bad("exit code is not an integer");
+  if (value !== null && !isString(value)) return bad("value is not text");
+  const changes = validateChanges(raw.changes);
+  if (!changes) return bad("file changes are malformed");
+  const out = capText(stdout, maxOutputBytes);
+  const err = capText(stderr, maxOutputBytes);
+  return {
+    status: status as EngineStatus,
+    stdout: out.text,
+    stderr: err.text,
+    exitCode,
+    value: value === null ? null : (value as string).slice(0, MAX_VALUE_CHARS),
+    truncated: truncated === true || out.cut || err.cut,
+    ...(isString(message) ? { message: message.slice(0, MAX_MESSAGE_CHARS) } : {}),
+    ...(stateLost === true ? { stateLost: true } : {}),
+    changes,
+  };
+}

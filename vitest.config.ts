@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+// Tests run against the built package in dist/ (what users run), so `npm test` builds first.
+// Engines boot real WASM; keep files serial-per-worker and give them room on a 2-core machine.
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    maxWorkers: 2,
+    reporters: ["default", "json"],
+    outputFile: { json: "test-results.json" },
+  },
+});
