@@ -3,6 +3,7 @@
 // deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
 
 import { Worker } from "node:worker_threads";
+import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../protocol/messages.js";
 
 /** How long past its deadline an engine may take to report a timeout itself before it is killed. */
@@ -109,7 +110,7 @@ export class Interpreter {
     if (!p) return;
     const message =
       status === "timeout"
-        ? `timed out: timeoutMs=${p.request.limits.timeoutMs}; the interpreter was killed`
+        ? limitMessage("timeout", p.request.limits, "the interpreter was killed")!
         : "cancelled; the interpreter was killed";
     this.settle(this.failure(status, message, status === "timeout" ? 124 : 130));
     this.dispose();
@@ -120,8 +121,8 @@ export class Interpreter {
     const p = this.pending;
     if (!p) return;
     if (this.exitReason === "memory") {
-      const mb = p.request.limits.memoryMb;
-      this.settle(this.failure("memory_limit", `memory limit reached: memoryMb=${mb} (${mb} MiB); the interpreter was killed`, 137));
+      const message = limitMessage("memory_limit", p.request.limits, "the interpreter was killed")!;
+      this.settle(this.failure("memory_limit", message, 137));
     } else {
       this.settle(this.failure("error", "the interpreter crashed and was replaced", 1));
     }

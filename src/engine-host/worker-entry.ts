@@ -7,6 +7,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { OutputSink } from "../engines/common/output.js";
 import type { Engine, EngineFactory } from "../engines/common/engine.js";
 import type { EngineResult, FromWorker, ToWorker, WorkerInit } from "../protocol/messages.js";
+import { limitMessage } from "../protocol/limit-messages.js";
 import { installBindingShim, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
 
 const port = parentPort!;
@@ -69,21 +70,16 @@ async function serve(engine: Engine, id: number, request: ToWorker["request"]): 
   output.flush();
   const changes = await engine.collectFiles();
   let status: EngineResult["status"] = outcome.status ?? (outcome.exitCode === 0 ? "ok" : "error");
-  let message = outcome.message;
-  if (memoryGuard.hit) {
-    status = "memory_limit";
-    message = `memory limit reached: memoryMb=${request.limits.memoryMb} (${request.limits.memoryMb} MiB)`;
-  } else if (output.overflowed) {
-    status = "output_limit";
-    message = `output limit reached on ${output.overflowed}: maxOutputBytes=${request.limits.maxOutputBytes}; the run was stopped and the rest of its output dropped`;
-  }
+  if (memoryGuard.hit) status = "memory_limit";
+  else if (output.overflowed) status = "output_limit";
+  const message = outcome.message ?? limitMessage(status, request.limits);
   return {
     status,
     stdout: output.text.stdout,
     stderr: output.text.stderr,
     exitCode: status === "ok" || status === "error" ? outcome.exitCode : outcome.exitCode || 1,
     value: status === "ok" ? outcome.value : null,
-    truncated: output.truncated,
+    truncated: output.truncated || status === "output_limit",
     ...(message ? { message } : {}),
     changes,
   };

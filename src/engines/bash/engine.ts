@@ -41,6 +41,17 @@ function adapter(fs: InMemoryFs): GuestFs {
   };
 }
 
+/** just-bash stops a script that exceeds one of its budgets with exit code 126 and a message. */
+function limitVerdict(stderr: string): EngineOutcome["status"] | undefined {
+  const last = stderr.trimEnd().split("\n").pop() ?? "";
+  if (!/limit exceeded|size exceeded|execution deadline/.test(last)) return undefined;
+  if (/output size/.test(last)) return "output_limit";
+  if (/execution deadline/.test(last)) return "timeout";
+  if (/file ?system|filesystem/i.test(last)) return "workspace_limit";
+  if (/string length|live bytes|array elements|heredoc/.test(last)) return "memory_limit";
+  return undefined;
+}
+
 export async function createEngine(): Promise<Engine> {
   const fs = new InMemoryFs();
   await fs.mkdir(ROOT, { recursive: true });
@@ -55,15 +66,24 @@ export async function createEngine(): Promise<Engine> {
     interrupt: () => abort?.abort(),
     async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
       abort = new AbortController();
-      const timer = setTimeout(() => abort?.abort(), Math.max(0, run.deadline - Date.now()));
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        abort?.abort();
+      }, Math.max(0, run.deadline - Date.now()));
+      const { limits } = request;
+      const memoryBytes = limits.memoryMb * 1024 * 1024;
       const bash = new Bash({
         fs,
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
+        // just-bash's own budgets, derived from ours so that its verdicts map onto our statuses.
         executionLimits: {
-          maxOutputSize: request.limits.maxOutputBytes + 1,
-          maxFileSystemBytes: request.limits.workspaceQuotaBytes,
-          maxExecutionTimeMs: request.limits.timeoutMs,
+          maxOutputSize: 2 * limits.maxOutputBytes + 1024,
+          maxStringLength: Math.floor(memoryBytes / 4),
+          maxLiveBytes: Math.floor(memoryBytes / 2),
+          maxFileSystemBytes: limits.workspaceQuotaBytes + 1,
+          maxExecutionTimeMs: limits.timeoutMs + 2_000,
         },
       });
       try {
@@ -73,10 +93,9 @@ export async function createEngine(): Promise<Engine> {
         const env = result.env ?? {};
         shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
         if (env.PWD) cwd = env.PWD;
-        if (abort.signal.aborted && Date.now() >= run.deadline) {
-          return { exitCode: 124, value: null, status: "timeout" };
-        }
-        return { exitCode: result.exitCode, value: null };
+        if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
+        const verdict = result.exitCode === 126 ? limitVerdict(result.stderr) : undefined;
+        return { exitCode: result.exitCode, value: null, ...(verdict ? { status: verdict } : {}) };
       } finally {
         clearTimeout(timer);
         abort = null;

@@ -129,6 +129,7 @@ export async function createEngine(): Promise<Engine> {
     },
     async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
       current = run;
+      fs.quotaHit = false;
       runtime.setMemoryLimit(request.limits.memoryMb * MB);
       runtime.setInterruptHandler(() => Date.now() >= run.deadline || run.stopRequested);
       const env = ctx.newString(JSON.stringify(request.env));
@@ -139,7 +140,11 @@ export async function createEngine(): Promise<Engine> {
         if (evaluated.error) return failure(evaluated.error, run);
         const promise = evaluated.value;
         try {
-          return await settle(promise, run);
+          const outcome = await settle(promise, run);
+          if (fs.quotaHit && !outcome.status) {
+            return { ...outcome, status: "workspace_limit" };
+          }
+          return outcome;
         } finally {
           promise.dispose();
         }

@@ -25,6 +25,8 @@ export class MemFs {
   private readonly nodes = new Map<string, Node>();
   private bytes = 0;
   quotaBytes = Number.POSITIVE_INFINITY;
+  /** Set when a guest write was refused for quota, even if the guest caught the error. */
+  quotaHit = false;
 
   /** Workspace-relative form of a guest path, or an error if it leaves the workspace. */
   resolve(path: string, cwd = ROOT): string {
@@ -79,6 +81,7 @@ export class MemFs {
     if (old?.type === "dir") throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
     const next = this.bytes - (old?.data.length ?? 0) + data.length;
     if (next > this.quotaBytes) {
+      this.quotaHit = true;
       throw new FsError("ENOSPC", `workspace quota exceeded: workspaceQuotaBytes=${this.quotaBytes}, '${shown}'`);
     }
     this.bytes = next;
