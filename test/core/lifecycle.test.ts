@@ -1,0 +1,69 @@
+// Lifetimes: one-shot runs, cancellation, live output, and a long mixed run that must leave no
+// worker or memory behind.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Language, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
+
+let runtime: Runtime;
+beforeAll(async () => {
+  runtime = await testRuntime();
+});
+afterAll(async () => {
+  await runtime.close();
+});
+
+describe("lifecycle", () => {
+  it("one-shot run creates, runs and destroys", async () => {
+    const r = await run({ runtime, language: "python", code: "print(open('in.txt').read())", files: { "in.txt": "given" } });
+    expect(r).toMatchObject({ status: "ok", stdout: "given\n" });
+  });
+
+  it("streams output before the run ends", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const seen: { text: string; at: number }[] = [];
+    const started = Date.now();
+    const r = await sb.run("python", "import time\nprint('first', flush=True)\ntime.sleep(0.6)\nprint('second')", {
+      onOutput: (_stream, text) => seen.push({ text, at: Date.now() - started }),
+    });
+    expect(r.stdout).toBe("first\nsecond\n");
+    const first = seen.find((s) => s.text.includes("first"));
+    expect(first).toBeDefined();
+    expect(first!.at).toBeLessThan(r.durationMs - 300);
+  });
+
+  it("cancels a running run with an AbortSignal", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const r = await sb.run("javascript", "while (true) {}", { signal: controller.signal });
+    expect(r.status).toBe("cancelled");
+    expect((await sb.run("javascript", "1 + 1")).value).toBe("2");
+  });
+
+  it("leaves no worker or memory growth behind after 200 mixed runs", async () => {
+    const languages: Language[] = ["python", "javascript", "bash"];
+    const code: Record<Language, string> = {
+      python: "print(sum(range(100)))",
+      javascript: "console.log([1,2,3].map(x => x * 2).join(','))",
+      bash: "echo $((6 * 7))",
+    };
+    const warm = async () => {
+      for (const language of languages) await run({ runtime, language, code: code[language] });
+    };
+    await warm();
+    await new Promise((r) => setTimeout(r, 1500)); // let the pools refill
+    const before = await runtime.host.stats();
+    const keep = await Sandbox.create({ runtime });
+    for (let i = 0; i < 200; i++) {
+      const language = languages[i % 3]!;
+      const r = i % 2 === 0 ? await run({ runtime, language, code: code[language] }) : await keep.run(language, code[language]);
+      expect(r.status).toBe("ok");
+    }
+    await keep.close();
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = await runtime.host.stats();
+    expect(after.sessions).toBe(0);
+    expect(after.workers).toBeLessThanOrEqual(before.workers);
+    // Each boot allocates and frees a WASM instance; allow noise, not per-run growth.
+    expect(after.rssBytes - before.rssBytes).toBeLessThan(300 * 1024 * 1024);
+  });
+});

@@ -1,0 +1,11 @@
+// Shared test runtime: one engine host per test file, with small pools so that several files can
+// run side by side on a 2-core machine. Tests use the built package, as users do.
+
+import { Runtime, type RuntimeOptions } from "../../dist/index.js";
+
+export async function testRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1 }, ...options });
+}
+
+export { isPolyboxError, PolyboxError, Runtime, run, Sandbox } from "../../dist/index.js";
+export type { Language, RunResult } from "../../dist/index.js";
