@@ -14,11 +14,6 @@ import os from "node:os";
 
 const WASM_PAGE = 65536;
 
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(delta: number): number;
-}
-declare const WebAssembly: { Memory: { prototype: WasmMemory } };
 
 /** Shared between the guard and the worker: the cap for WASM memory growth in this worker. */
 export const memoryGuard = { limitBytes: Number.POSITIVE_INFINITY, hit: false };
@@ -33,7 +28,7 @@ export const memoryGuard = { limitBytes: Number.POSITIVE_INFINITY, hit: false };
 export function installMemoryGuard(): void {
   const proto = WebAssembly.Memory.prototype;
   const original = proto.grow;
-  const guarded = function grow(this: WasmMemory, delta: number): number {
+  const guarded = function grow(this: WebAssembly.Memory, delta: number): number {
     const next = this.buffer.byteLength + delta * WASM_PAGE;
     if (next > memoryGuard.limitBytes) {
       memoryGuard.hit = true;

@@ -4,7 +4,8 @@
 // It holds no workspace: files arrive with each run and changes leave with its result.
 
 import { readFileSync } from "node:fs";
-import type { EngineLanguage, HostEvent, HostRequest, WorkerInit } from "../protocol/messages.js";
+import path from "node:path";
+import type { EngineAssets, EngineLanguage, HostEvent, HostRequest } from "../protocol/messages.js";
 import type { Interpreter } from "./interpreter.js";
 import { type PoolSizes, Pools } from "./pool.js";
 
@@ -12,6 +13,7 @@ export interface HostConfig {
   pool: PoolSizes;
   memoryMb: number;
   pyodideDir: string;
+  quickjsWasm: string;
   pythonSnapshot: string | null;
 }
 
@@ -22,8 +24,26 @@ function send(event: HostEvent): void {
 }
 const log = (message: string) => send({ type: "log", level: "warn", message });
 
-function loadAssets(): WorkerInit["assets"] {
-  const assets: Record<string, unknown> = { pyodide: config.pyodideDir };
+/**
+ * Compiles each engine's WebAssembly once for the whole host: workers instantiate the shared
+ * `WebAssembly.Module` instead of compiling their own copy, which saves boot time and memory.
+ */
+async function loadAssets(): Promise<EngineAssets> {
+  const assets: EngineAssets = { pyodideDir: config.pyodideDir };
+  const compile = async (file: string) => {
+    try {
+      return await WebAssembly.compile(readFileSync(file));
+    } catch (error) {
+      log(`could not precompile ${file}, workers will compile their own: ${String(error)}`);
+      return undefined;
+    }
+  };
+  const [pythonWasm, quickjsWasm] = await Promise.all([
+    compile(path.join(config.pyodideDir, "pyodide.asm.wasm")),
+    compile(config.quickjsWasm),
+  ]);
+  if (pythonWasm) assets.pythonWasm = pythonWasm;
+  if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
   if (config.pythonSnapshot) {
     try {
       const bytes = readFileSync(config.pythonSnapshot);
@@ -34,10 +54,10 @@ function loadAssets(): WorkerInit["assets"] {
       log(`python snapshot unreadable, booting without it: ${String(error)}`);
     }
   }
-  return assets as WorkerInit["assets"];
+  return assets;
 }
 
-const pools = new Pools(config.pool, config.memoryMb, loadAssets(), log);
+const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log);
 const sessions = new Map<string, Interpreter>();
 const running = new Map<number, Interpreter>();
 

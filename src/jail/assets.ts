@@ -22,6 +22,12 @@ function packageDir(name: string): string {
 
 export const PYODIDE_DIR = `${packageDir("pyodide")}${path.sep}`;
 
+/** The QuickJS build the JavaScript engine uses (quickjs-emscripten's RELEASE_SYNC variant). */
+export const QUICKJS_WASM = path.join(
+  path.dirname(createRequire(require.resolve("quickjs-emscripten")).resolve("@jitl/quickjs-wasmfile-release-sync")),
+  "emscripten-module.wasm",
+);
+
 /**
  * The `node_modules` directories that hold the engines and what they import. The ESM loader of
  * the engine host reads package.json files along the way, so it needs the whole tree, read-only.

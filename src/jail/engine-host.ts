@@ -11,7 +11,7 @@ import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import type { EngineLanguage, EngineResult, HostEvent, HostRequest, HostStats, RunRequest } from "../protocol/messages.js";
 import { validateHostEvent, validateResult } from "../protocol/validate.js";
-import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR } from "./assets.js";
+import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { engineHostNodeArgs } from "./permissions.js";
 
 const PING_EVERY_MS = 2_000;
@@ -110,6 +110,7 @@ export class EngineHost {
       pool: this.config.pool,
       memoryMb: this.config.memoryMb,
       pyodideDir: PYODIDE_DIR,
+      quickjsWasm: QUICKJS_WASM,
       pythonSnapshot: this.config.pythonSnapshot,
     };
     const readPaths = [...engineReadPaths(), ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : [])];

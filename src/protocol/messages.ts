@@ -95,11 +95,18 @@ export type HostEvent =
 
 // ---- engine host ↔ worker ------------------------------------------------------------------
 
+/** Compiled once per engine host and shared with every worker (never crosses the IPC channel). */
+export interface EngineAssets {
+  pyodideDir: string;
+  pythonWasm?: WebAssembly.Module;
+  pythonSnapshot?: SharedArrayBuffer;
+  quickjsWasm?: WebAssembly.Module;
+}
+
 export interface WorkerInit {
   language: EngineLanguage;
   memoryMb: number;
-  /** Absolute paths of engine assets the worker may read (e.g. the Pyodide directory). */
-  assets: Record<string, string>;
+  assets: EngineAssets;
 }
 
 export type ToWorker = { type: "run"; id: number; request: RunRequest };

@@ -1,18 +1,20 @@
 // Worker side: collects one run's stdout and stderr under a byte cap and streams them live.
 // Output past the cap is dropped (never buffered), and the engine is asked to stop the run.
-// Live chunks are flushed on size or age at each write, not on a timer: while guest code runs
-// synchronously the worker's event loop is blocked and a timer would never fire.
+// Live chunks are flushed at each write, not on a timer: while guest code runs synchronously the
+// worker's event loop is blocked and a timer would never fire. A completed line goes out at once
+// unless lines are arriving faster than LINE_MS apart (a flood), which is batched by size and age.
 
 export type StreamName = "stdout" | "stderr";
 
 const FLUSH_BYTES = 8 * 1024;
 const FLUSH_MS = 50;
+const LINE_MS = 10;
 
 export class OutputSink {
   readonly text: Record<StreamName, string> = { stdout: "", stderr: "" };
   private readonly bytes: Record<StreamName, number> = { stdout: 0, stderr: 0 };
   private pending: Record<StreamName, string> = { stdout: "", stderr: "" };
-  private lastFlush = Date.now();
+  private lastFlush = 0;
   truncated = false;
   /** Which stream crossed the cap first, if any. */
   overflowed: StreamName | null = null;
@@ -41,8 +43,9 @@ export class OutputSink {
       this.text[stream] += kept;
       this.pending[stream] += kept;
     }
-    const now = Date.now();
-    if (this.pending[stream].length >= FLUSH_BYTES || now - this.lastFlush >= FLUSH_MS) this.flush();
+    const age = Date.now() - this.lastFlush;
+    const lineDone = kept.endsWith("\n") && age >= LINE_MS;
+    if (lineDone || this.pending[stream].length >= FLUSH_BYTES || age >= FLUSH_MS) this.flush();
   }
 
   flush(): void {

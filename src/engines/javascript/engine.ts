@@ -7,11 +7,12 @@
 
 import {
   newQuickJSWASMModule,
+  newVariant,
   type QuickJSContext,
   type QuickJSHandle,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
-import type { RunRequest } from "../../protocol/messages.js";
+import type { RunRequest, WorkerInit } from "../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { FsError, MemFs } from "./memfs.js";
@@ -21,8 +22,9 @@ import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 const EVAL_FLAG_ASYNC = 1 << 7;
 const MB = 1024 * 1024;
 
-export async function createEngine(): Promise<Engine> {
-  const module = await newQuickJSWASMModule(RELEASE_SYNC);
+export async function createEngine(init: WorkerInit): Promise<Engine> {
+  const { quickjsWasm } = init.assets;
+  const module = await newQuickJSWASMModule(quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC);
   const runtime = module.newRuntime();
   runtime.setMaxStackSize(1 * MB);
   const ctx = runtime.newContext();
@@ -30,12 +32,19 @@ export async function createEngine(): Promise<Engine> {
   const mirror = new WorkspaceMirror(fs.asGuestFs());
 
   let current: RunContext | null = null;
+  let stdin = "";
   const timers = new Map<number, NodeJS.Timeout>();
   let wake: (() => void) | null = null;
   const due: number[] = [];
 
   defineHost(ctx, fs, {
     out: (stream, text) => current?.output.write(stream, text),
+    stdin: () => {
+      // Like a pipe: the first read gets everything, later reads get end-of-file.
+      const text = stdin;
+      stdin = "";
+      return text;
+    },
     setTimer: (id, ms) => {
       timers.set(
         id,
@@ -129,6 +138,7 @@ export async function createEngine(): Promise<Engine> {
     },
     async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
       current = run;
+      stdin = request.stdin;
       fs.quotaHit = false;
       runtime.setMemoryLimit(request.limits.memoryMb * MB);
       runtime.setInterruptHandler(() => Date.now() >= run.deadline || run.stopRequested);
@@ -184,6 +194,7 @@ export async function createEngine(): Promise<Engine> {
 
 interface HostHooks {
   out(stream: "stdout" | "stderr", text: string): void;
+  stdin(): string;
   setTimer(id: number, ms: number): void;
   clearTimer(id: number): void;
 }
@@ -206,6 +217,9 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     hooks.out(s === "stderr" ? "stderr" : "stdout", ctx.getString(text!));
     return undefined;
   });
+  fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
+  fn("decode", (bytes) => ctx.newString(decoder.decode(ctx.getArrayBuffer(bytes!).value)));
   fn("setTimer", (id, ms) => {
     hooks.setTimer(ctx.getNumber(id!), Math.max(0, Math.min(ctx.getNumber(ms!), 2 ** 31 - 1)));
     return undefined;

@@ -71,6 +71,10 @@ export const PRELUDE_SOURCE = String.raw`
   const sync = {
     readFileSync(path, options) {
       const enc = encodingOf(options);
+      if (path === 0 || path === "/dev/stdin") {
+        const text = host.stdin();
+        return enc ? text : new Uint8Array(host.encode(text));
+      }
       if (enc) return call("readText", path);
       return new Uint8Array(host.readBytes(path));
     },
@@ -143,7 +147,20 @@ export const PRELUDE_SOURCE = String.raw`
   const setTimeout = (fn, ms = 0, ...args) => { const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
   const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
 
-  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, setInterval: undefined });
+  class TextEncoder {
+    get encoding() { return "utf-8"; }
+    encode(text = "") { return new Uint8Array(host.encode(String(text))); }
+  }
+  class TextDecoder {
+    get encoding() { return "utf-8"; }
+    decode(bytes) {
+      if (bytes === undefined) return "";
+      const view = ArrayBuffer.isView(bytes) ? bytes : new Uint8Array(bytes);
+      return host.decode(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
+    }
+  }
+
+  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, TextEncoder, TextDecoder });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     setEnv(json) { process.env = JSON.parse(json); },

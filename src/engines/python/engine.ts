@@ -62,13 +62,35 @@ function memfsAdapter(FS: PyFS): GuestFs {
   };
 }
 
+/**
+ * Pyodide compiles its WebAssembly itself; while it boots, `WebAssembly.instantiate` is pointed at
+ * the module the engine host compiled once, and put back right after (packages loaded later
+ * instantiate their own modules normally).
+ */
+async function withSharedModule<T>(shared: WebAssembly.Module | undefined, boot: () => Promise<T>): Promise<T> {
+  if (!shared) return boot();
+  const original = WebAssembly.instantiate;
+  const patched = async (source: unknown, imports?: WebAssembly.Imports) => {
+    if (source instanceof WebAssembly.Module) return original(source, imports);
+    return { instance: await original(shared, imports), module: shared };
+  };
+  WebAssembly.instantiate = patched as typeof WebAssembly.instantiate;
+  try {
+    return await boot();
+  } finally {
+    WebAssembly.instantiate = original;
+  }
+}
+
 export async function createEngine(init: WorkerInit): Promise<Engine> {
-  const snapshot = init.assets.pythonSnapshot as unknown as SharedArrayBuffer | undefined;
-  const py = await loadPyodide({
-    indexURL: init.assets.pyodide,
-    env: { HOME: ROOT },
-    ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot) } : {}),
-  });
+  const snapshot = init.assets.pythonSnapshot;
+  const py = await withSharedModule(init.assets.pythonWasm, () =>
+    loadPyodide({
+      indexURL: init.assets.pyodideDir,
+      env: { HOME: ROOT },
+      ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot) } : {}),
+    }),
+  );
   py.FS.mkdirTree(ROOT);
   py.FS.chdir(ROOT);
   py.runPython(`import os; os.chdir("${ROOT}")`);
