@@ -5,6 +5,7 @@
 
 import type { EngineHost as EngineHostType } from "../jail/engine-host.js";
 import { EngineHost } from "../jail/engine-host.js";
+import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
 import { defaultPoolSizes, type PoolSizes, type RuntimeOptions } from "./config.js";
 import { PolyboxError } from "./errors.js";
@@ -34,7 +35,7 @@ export class Runtime {
       pool: this.pool,
       memoryMb: this.limits.memoryMb,
       pythonSnapshot: snapshot,
-      wrap: (command, args) => [command, args],
+      wrap: sandboxExecAvailable() ? sandboxExecWrapper : (command, args) => [command, args],
     });
   }
 
