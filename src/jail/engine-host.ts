@@ -91,6 +91,8 @@ export class EngineHost {
     const child = this.child;
     this.stopPinger();
     if (child && child.exitCode === null) {
+      // Hold the event loop open until the host is really gone, or `await close()` never returns.
+      this.ref();
       const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGKILL");
       await exited;
