@@ -25,6 +25,7 @@ export function defaultPoolSizes(): PoolSizes {
   return {
     python: bigMachine ? Math.min(2, Math.max(1, Math.floor(cores / 2))) : 1,
     javascript: Math.min(4, Math.max(2, cores)),
+    typescript: 1,
     bash: Math.min(2, Math.max(1, Math.floor(cores / 2))),
   };
 }

@@ -3,7 +3,7 @@
 
 import type { Limits } from "./limits.js";
 
-export const LANGUAGES = ["python", "javascript", "bash"] as const;
+export const LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 /**

@@ -8,8 +8,8 @@ import { Interpreter } from "./interpreter.js";
 export type PoolSizes = Record<EngineLanguage, number>;
 
 export class Pools {
-  private readonly idle: Record<EngineLanguage, Interpreter[]> = { python: [], javascript: [], bash: [] };
-  private readonly booting: Record<EngineLanguage, number> = { python: 0, javascript: 0, bash: 0 };
+  private readonly idle: Record<EngineLanguage, Interpreter[]> = { python: [], javascript: [], typescript: [], bash: [] };
+  private readonly booting: Record<EngineLanguage, number> = { python: 0, javascript: 0, typescript: 0, bash: 0 };
   private refilling = false;
   private closed = false;
 
@@ -25,7 +25,8 @@ export class Pools {
   }
 
   counts(): PoolSizes {
-    return { python: this.idle.python.length, javascript: this.idle.javascript.length, bash: this.idle.bash.length };
+    const count = (l: EngineLanguage) => this.idle[l].length;
+    return { python: count("python"), javascript: count("javascript"), typescript: count("typescript"), bash: count("bash") };
   }
 
   /** A booted interpreter of `language`, fresh from the pool when one is warm. */

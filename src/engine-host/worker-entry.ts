@@ -20,6 +20,7 @@ function send(message: FromWorker): void {
 const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = {
   python: async () => (await import("../engines/python/engine.js")).createEngine,
   javascript: async () => (await import("../engines/javascript/engine.js")).createEngine,
+  typescript: async () => (await import("../engines/javascript/engine.js")).createEngine,
   bash: async () => (await import("../engines/bash/engine.js")).createEngine,
 };
 

@@ -3,7 +3,7 @@
 // Everything here is structured-clone data: no functions, no class instances, no shared realm.
 // The trusted side validates every message it receives with `validate.ts` before acting on it.
 
-export type EngineLanguage = "python" | "javascript" | "bash";
+export type EngineLanguage = "python" | "javascript" | "typescript" | "bash";
 
 export type EngineStatus =
   | "ok"

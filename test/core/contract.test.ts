@@ -50,6 +50,21 @@ const DIALECTS: Record<Language, Dialect> = {
     flood: "while (true) console.log('flood'.repeat(20))",
     value: { code: "const xs = [1, 2, 3];\nawait Promise.resolve(xs.map((x) => x * 2))", expected: "[ 2, 4, 6 ]" },
   },
+  typescript: {
+    print: (t) => `console.log(${JSON.stringify(t)} satisfies string)`,
+    printErr: (t) => `console.error(${JSON.stringify(t)} as string)`,
+    exit: (n) => `process.exit(${n} as number)`,
+    setVar: (n, v) => `var ${n}: number = ${v}`,
+    echoVar: (n) => `console.log(${n})`,
+    readStdin: "const input: string = require('fs').readFileSync(0, 'utf8');\nconsole.log(input.toUpperCase())",
+    readEnv: (n) => `console.log(process.env[${JSON.stringify(n)}] as string | undefined)`,
+    raiseCode: "interface Shape { area(): number }\nfunction f(): never {\n  throw new RangeError('bad value');\n}\nf()",
+    raise: /Uncaught RangeError: bad value[\s\S]*main\.ts:3/,
+    loop: "while (true as boolean) {}",
+    memoryBomb: "const keep: number[][] = [];\nwhile (true) keep.push(new Array(1e6).fill(Math.random()))",
+    flood: "while (true) console.log('flood'.repeat(20) as string)",
+    value: { code: "type Pair = [number, number];\nconst p: Pair = [2, 3];\np[0] * p[1]", expected: "6" },
+  },
   bash: {
     print: (t) => `echo ${JSON.stringify(t)}`,
     printErr: (t) => `echo ${JSON.stringify(t)} >&2`,
@@ -169,6 +184,16 @@ describe("python specifics", () => {
     expect(r.status).toBe("error");
     expect(r.stderr).toMatch(/SyntaxError/);
     expect(r.stderr).not.toMatch(/_pyodide/);
+  });
+});
+
+describe("typescript specifics", () => {
+  it("runs enums and namespaces, and points syntax errors at the user's line", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    expect((await sb.run("typescript", "enum Color { Red, Green }\nColor.Green")).value).toBe("1");
+    const r = await sb.run("typescript", "let ok: number = 1;\nconst broken: number = ;");
+    expect(r.status).toBe("error");
+    expect(r.stderr).toMatch(/SyntaxError \(TypeScript\): Expression expected[\s\S]*2 \| const broken: number = ;/);
   });
 });
 

@@ -17,6 +17,7 @@ import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { FsError, MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
+import { loadTypeStripper } from "./typescript.js";
 
 /** QuickJS's JS_EVAL_FLAG_ASYNC: top-level await in a script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
@@ -24,6 +25,7 @@ const MB = 1024 * 1024;
 
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   const { quickjsWasm } = init.assets;
+  const stripTypes = init.language === "typescript" ? await loadTypeStripper() : null;
   const module = await newQuickJSWASMModule(quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC);
   const runtime = module.newRuntime();
   runtime.setMaxStackSize(1 * MB);
@@ -146,7 +148,16 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
       ctx.callFunction(setEnv, ctx.undefined, env).dispose();
       env.dispose();
       try {
-        const evaluated = ctx.evalCode(rewriteImports(request.code), "main.js", EVAL_FLAG_ASYNC);
+        let source = request.code;
+        if (stripTypes) {
+          const stripped = stripTypes(source);
+          if ("error" in stripped) {
+            run.output.write("stderr", `${stripped.error}\n`);
+            return { exitCode: 1, value: null };
+          }
+          source = stripped.code;
+        }
+        const evaluated = ctx.evalCode(rewriteImports(source), stripTypes ? "main.ts" : "main.js", EVAL_FLAG_ASYNC);
         if (evaluated.error) return failure(evaluated.error, run);
         const promise = evaluated.value;
         try {
