@@ -30,7 +30,7 @@ describe("bad input", () => {
     await using sb = await Sandbox.create({ runtime });
     const e = await rejection(sb.run("cobol" as never, "DISPLAY 'HI'"));
     expect(e.code).toBe("UNSUPPORTED_LANGUAGE");
-    expect(e.message).toMatch(/python, javascript, bash/);
+    expect(e.message).toMatch(/python, javascript, typescript, bash/);
   });
 
   it("non-string code, oversize code and unknown options", async () => {
