@@ -13,6 +13,8 @@ export {
   type OutputStream,
   type Permissions,
   type RunOptions,
+  type RunDisplay,
+  type RunImage,
   type RunResult,
   type RunStatus,
 } from "./core/types.js";

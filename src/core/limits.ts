@@ -25,6 +25,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxCodeBytes: 1024 * 1024,
 });
 
+/** Images returned with a result: each at most this big, and at most this many per run. */
+export const IMAGE_LIMITS = Object.freeze({ maxImageBytes: 5 * 1024 * 1024, maxImages: 10 });
+
 /** The largest value a caller may ask for unless the operator raises it. */
 export const DEFAULT_MAX_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 15 * 60_000,

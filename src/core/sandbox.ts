@@ -9,6 +9,7 @@ import { PolyboxError } from "./errors.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
 import { LANGUAGES, type FileInfo, type Language, type RunOptions, type RunResult } from "./types.js";
+import { collectRichOutput } from "./rich-output.js";
 import { resolveWorkspacePath, Workspace } from "./workspace.js";
 
 export interface SandboxOptions {
@@ -217,6 +218,7 @@ export class Sandbox {
       this.synced.set(language, result.stateLost || session === null ? null : this.workspace.generation);
     }
     this.lastUsedAt = Date.now();
+    const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
     return {
       status,
       stdout: result.stdout,
@@ -228,6 +230,9 @@ export class Sandbox {
       filesChanged,
       ...(message ? { message } : {}),
       ...(result.stateLost ? { stateLost: true } : {}),
+      images: rich.images,
+      displays: rich.displays,
+      ...(rich.notes.length > 0 ? { notes: rich.notes } : {}),
     };
   }
 
@@ -294,6 +299,8 @@ function cancelledBeforeStart(): RunResult {
     truncated: false,
     filesChanged: [],
     message: "cancelled before it started",
+    images: [],
+    displays: [],
   };
 }
 

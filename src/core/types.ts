@@ -36,6 +36,27 @@ export interface RunResult {
   message?: string;
   /** True when the interpreter had to be replaced, so variables from earlier runs are gone. */
   stateLost?: boolean;
+  /** Images the run produced: files it wrote (PNG, JPEG, GIF, SVG, WebP) and `display()`ed ones. */
+  images: RunImage[];
+  /** Other rich values passed to `display()`: HTML, JSON, DataFrames, plain text. */
+  displays: RunDisplay[];
+  /** Things the caller should know that are not errors, such as an image dropped for its size. */
+  notes?: string[];
+}
+
+export interface RunImage {
+  mimeType: string;
+  data: Uint8Array;
+  /** Workspace path for an image file, null for one passed to `display()`. */
+  path: string | null;
+}
+
+export interface RunDisplay {
+  mimeType: string;
+  /** A text rendering an LLM can read (a bounded table for DataFrames). */
+  text: string;
+  /** The rich form (HTML or JSON text), when there is one. */
+  data?: string;
 }
 
 export type OutputStream = "stdout" | "stderr";

@@ -165,6 +165,10 @@ export class Workspace {
     return this.entries.has(relPath);
   }
 
+  sizeOf(relPath: string): number {
+    return this.entries.get(relPath)?.size ?? 0;
+  }
+
   list(relDir = ""): FileInfo[] {
     if (relDir !== "" && this.entries.get(relDir)?.type !== "dir") {
       throw new PolyboxError(this.entries.has(relDir) ? "NOT_A_FILE" : "FILE_NOT_FOUND", `no directory "${relDir}" in the workspace`);

@@ -139,6 +139,7 @@ export class Interpreter {
       message,
       stateLost: true,
       changes: EMPTY_CHANGES,
+      displays: [],
     };
   }
 }

@@ -6,7 +6,10 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { OutputSink } from "../engines/common/output.js";
 import type { Engine, EngineFactory } from "../engines/common/engine.js";
-import type { EngineResult, FromWorker, ToWorker, WorkerInit } from "../protocol/messages.js";
+import type { Display, EngineResult, FromWorker, ToWorker, WorkerInit } from "../protocol/messages.js";
+
+/** More display() calls than this in one run are dropped (the trusted side caps sizes). */
+const MAX_DISPLAYS = 100;
 import { limitMessage } from "../protocol/limit-messages.js";
 import { installBindingShim, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
 
@@ -53,8 +56,12 @@ async function serve(engine: Engine, id: number, request: ToWorker["request"]): 
     },
   );
   await engine.applyFiles(request);
+  const displays: Display[] = [];
   const ctx = {
     output,
+    display: (item: Display) => {
+      if (displays.length < MAX_DISPLAYS) displays.push(item);
+    },
     deadline: Date.now() + request.limits.timeoutMs,
     get stopRequested() {
       return stopRequested;
@@ -83,6 +90,7 @@ async function serve(engine: Engine, id: number, request: ToWorker["request"]): 
     truncated: output.truncated || status === "output_limit",
     ...(message ? { message } : {}),
     changes,
+    displays,
   };
 }
 

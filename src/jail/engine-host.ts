@@ -271,5 +271,6 @@ function hostFailure(message: string): EngineResult {
     message,
     stateLost: true,
     changes: { files: [], dirs: [], removed: [] },
+    displays: [],
   };
 }

@@ -56,6 +56,18 @@ export interface EngineResult {
   /** Set by the engine host when the interpreter was replaced and its state is gone. */
   stateLost?: boolean;
   changes: FileSync;
+  /** Rich values the guest passed to `display()`, in order. */
+  displays: Display[];
+}
+
+/**
+ * One `display()` call: a text rendering an LLM can read, plus the rich form when there is one
+ * (image bytes, HTML, JSON text).
+ */
+export interface Display {
+  mimeType: string;
+  text: string;
+  data?: Uint8Array | string;
 }
 
 // ---- server → engine host ------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // a message from it is treated like input from the network: shape, types and sizes are checked,
 // and anything that does not fit is dropped or turned into an error result, never acted on.
 
-import type { EngineResult, EngineStatus, FileBlob, FileSync, HostEvent } from "./messages.js";
+import type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent } from "./messages.js";
 
 const STATUSES = new Set<EngineStatus>(["ok", "error", "timeout", "memory_limit", "output_limit", "workspace_limit", "cancelled"]);
 const MAX_VALUE_CHARS = 1024 * 1024;
@@ -73,6 +73,7 @@ export function validateResult(raw: unknown, maxOutputBytes: number): EngineResu
     message: `the engine sent an invalid result (${why}); it was discarded`,
     stateLost: true,
     changes: { files: [], dirs: [], removed: [] },
+    displays: [],
   });
   if (!isObject(raw)) return bad("not an object");
   const { status, stdout, stderr, exitCode, value, truncated, message, stateLost } = raw;
@@ -82,6 +83,8 @@ export function validateResult(raw: unknown, maxOutputBytes: number): EngineResu
   if (value !== null && !isString(value)) return bad("value is not text");
   const changes = validateChanges(raw.changes);
   if (!changes) return bad("file changes are malformed");
+  const displays = validateDisplays(raw.displays);
+  if (!displays) return bad("displays are malformed");
   const out = capText(stdout, maxOutputBytes);
   const err = capText(stderr, maxOutputBytes);
   return {
@@ -94,5 +97,20 @@ export function validateResult(raw: unknown, maxOutputBytes: number): EngineResu
     ...(isString(message) ? { message: message.slice(0, MAX_MESSAGE_CHARS) } : {}),
     ...(stateLost === true ? { stateLost: true } : {}),
     changes,
+    displays,
   };
+}
+
+const MAX_DISPLAY_TEXT = 64 * 1024;
+
+function validateDisplays(raw: unknown): Display[] | null {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > 100) return null;
+  const out: Display[] = [];
+  for (const d of raw as unknown[]) {
+    if (!isObject(d) || !isString(d.mimeType) || !/^[\w.+-]+\/[\w.+-]+$/.test(d.mimeType) || !isString(d.text)) return null;
+    if (d.data !== undefined && !isString(d.data) && !(d.data instanceof Uint8Array)) return null;
+    out.push({ mimeType: d.mimeType, text: d.text.slice(0, MAX_DISPLAY_TEXT), ...(d.data !== undefined ? { data: d.data } : {}) });
+  }
+  return out;
 }

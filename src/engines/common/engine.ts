@@ -2,7 +2,7 @@
 // worker thread, owns one interpreter, and runs one request at a time. It never sees the host's
 // file system or network: files arrive in the request and leave in the result.
 
-import type { EngineResult, RunRequest, WorkerInit } from "../../protocol/messages.js";
+import type { Display, EngineResult, RunRequest, WorkerInit } from "../../protocol/messages.js";
 import type { OutputSink } from "./output.js";
 
 /** What a run produced, before the worker adds output, file changes and limit verdicts. */
@@ -20,6 +20,8 @@ export interface RunContext {
   deadline: number;
   /** True once the output cap was crossed; engines stop the guest as soon as they can. */
   readonly stopRequested: boolean;
+  /** Records one `display()` call of the guest. */
+  display(item: Display): void;
 }
 
 export interface Engine {

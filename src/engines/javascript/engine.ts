@@ -12,7 +12,7 @@ import {
   type QuickJSHandle,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
-import type { RunRequest, WorkerInit } from "../../protocol/messages.js";
+import type { Display, RunRequest, WorkerInit } from "../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { FsError, MemFs } from "./memfs.js";
@@ -41,6 +41,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
 
   defineHost(ctx, fs, {
     out: (stream, text) => current?.output.write(stream, text),
+    display: (item) => current?.display(item),
     stdin: () => {
       // Like a pipe: the first read gets everything, later reads get end-of-file.
       const text = stdin;
@@ -205,6 +206,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
 
 interface HostHooks {
   out(stream: "stdout" | "stderr", text: string): void;
+  display(item: Display): void;
   stdin(): string;
   setTimer(id: number, ms: number): void;
   clearTimer(id: number): void;
@@ -229,6 +231,13 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     return undefined;
   });
   fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("display", (mime, text, data) => {
+    const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
+    if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);
+    else if (data && ctx.typeof(data) === "object") item.data = new Uint8Array(ctx.getArrayBuffer(data).value.slice());
+    hooks.display(item);
+    return undefined;
+  });
   fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
   fn("decode", (bytes) => ctx.newString(decoder.decode(ctx.getArrayBuffer(bytes!).value)));
   fn("setTimer", (id, ms) => {

@@ -160,7 +160,29 @@ export const PRELUDE_SOURCE = String.raw`
     }
   }
 
-  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, TextEncoder, TextDecoder });
+  const SIGNATURES = [[[0x89, 0x50, 0x4e, 0x47], "image/png"], [[0xff, 0xd8, 0xff], "image/jpeg"], [[0x47, 0x49, 0x46, 0x38], "image/gif"]];
+  const display = (...values) => {
+    for (const value of values) {
+      if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
+        const bytes = value instanceof Uint8Array ? value : new Uint8Array(value);
+        const hit = SIGNATURES.find(([sig]) => sig.every((b, i) => bytes[i] === b));
+        if (hit) {
+          host.display(hit[1], "[" + hit[1] + " image, " + bytes.length + " bytes]", bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+          continue;
+        }
+      }
+      if (typeof value === "string" && value.trimStart().startsWith("<svg")) {
+        host.display("image/svg+xml", "[image/svg+xml image, " + value.length + " chars]", value);
+      } else if (value !== null && typeof value === "object") {
+        let json;
+        try { json = JSON.stringify(value, null, 2); } catch { json = undefined; }
+        if (json !== undefined) host.display("application/json", json.slice(0, 8192), json);
+        else host.display("text/plain", inspect(value, 1));
+      } else host.display("text/plain", inspect(value, 1));
+    }
+  };
+
+  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, TextEncoder, TextDecoder, display });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     setEnv(json) { process.env = JSON.parse(json); },

@@ -95,7 +95,8 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   py.FS.chdir(ROOT);
   py.runPython(`import os; os.chdir("${ROOT}")`);
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
-  const runCell = py.globals.get("_polybox_run") as (code: string, env: string) => Promise<string>;
+  type Sink = (mime: string, text: string, data: unknown) => void;
+  const runCell = py.globals.get("_polybox_run") as (code: string, env: string, sink: Sink) => Promise<string>;
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
@@ -130,7 +131,18 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
         autoEOF: true,
       });
       try {
-        const json = await runCell(request.code, JSON.stringify(request.env));
+        const sink: Sink = (mimeType, text, data) => {
+          const proxy = data as { toJs?: () => unknown; destroy?: () => void } | null | undefined;
+          let bytes: Uint8Array | string | undefined;
+          if (typeof data === "string") bytes = data;
+          else if (proxy?.toJs) {
+            const converted = proxy.toJs();
+            if (converted instanceof Uint8Array) bytes = converted.slice();
+            proxy.destroy?.();
+          }
+          ctx.display({ mimeType, text, ...(bytes !== undefined ? { data: bytes } : {}) });
+        };
+        const json = await runCell(request.code, JSON.stringify(request.env), sink);
         const [exitCode, value] = JSON.parse(json) as [number, string | null];
         return { exitCode, value };
       } finally {

@@ -9,6 +9,62 @@ from pyodide.code import eval_code_async as _eval_code_async
 
 _user_globals = {"__name__": "__main__", "__builtins__": _builtins}
 _MAX_VALUE = 64 * 1024
+_display_sink = None
+_os.environ.setdefault("MPLBACKEND", "Agg")
+
+import warnings as _warnings
+_warnings.filterwarnings("ignore", message=".*non-interactive.*")
+
+_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
+
+def _render(obj):
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        data = bytes(obj)
+        for signature, mime in _SIGNATURES:
+            if data.startswith(signature):
+                return mime, f"[{mime} image, {len(data)} bytes]", data
+        if data.lstrip()[:4] == b"<svg":
+            return "image/svg+xml", f"[image/svg+xml image, {len(data)} bytes]", data
+    for method, mime in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg"), ("_repr_svg_", "image/svg+xml")):
+        render = getattr(obj, method, None)
+        if callable(render):
+            data = render()
+            if data is not None:
+                return mime, f"[{mime} image from {type(obj).__name__}]", data
+    if type(obj).__name__ == "DataFrame" and hasattr(obj, "to_string"):
+        return "text/html", obj.to_string(max_rows=20, max_cols=12), obj.to_html(max_rows=50, max_cols=20)
+    render = getattr(obj, "_repr_html_", None)
+    if callable(render):
+        return "text/html", repr(obj), render()
+    if isinstance(obj, (dict, list)):
+        try:
+            text = _json.dumps(obj, indent=2, default=repr)
+            return "application/json", text[:8192], text
+        except (TypeError, ValueError):
+            pass
+    if isinstance(obj, str) and obj.lstrip().startswith("<svg"):
+        return "image/svg+xml", f"[image/svg+xml image, {len(obj)} chars]", obj
+    return "text/plain", repr(obj), None
+
+def display(*objs):
+    """Shows objects to the caller as rich output: images, HTML, JSON, DataFrames."""
+    for obj in objs:
+        mime, text, data = _render(obj)
+        if _display_sink is not None:
+            _display_sink(mime, text, data)
+
+_builtins.display = display
+
+def _flush_figures():
+    plt = _sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return
+    import io
+    for number in plt.get_fignums():
+        buffer = io.BytesIO()
+        plt.figure(number).savefig(buffer, format="png")
+        display(buffer.getvalue())
+    plt.close("all")
 
 def _user_traceback(e):
     tb = e.__traceback__
@@ -16,7 +72,9 @@ def _user_traceback(e):
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
-async def _polybox_run(code, env_json):
+async def _polybox_run(code, env_json, sink):
+    global _display_sink
+    _display_sink = sink
     env = _json.loads(env_json)
     saved = {k: _os.environ.get(k) for k in env}
     _os.environ.update(env)
@@ -40,6 +98,11 @@ async def _polybox_run(code, env_json):
         _sys.stderr.write(_user_traceback(e))
         exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
+        try:
+            _flush_figures()
+        except Exception as e:
+            print(f"polybox: could not render matplotlib figures: {e}", file=_sys.stderr)
+        _display_sink = None
         for k, v in saved.items():
             if v is None:
                 _os.environ.pop(k, None)

@@ -1,0 +1,171 @@
+// Trusted side: the sandboxes a long-running server keeps for its clients, by id. A sandbox id is
+// an unguessable capability (a UUID): whoever holds it may use the sandbox. The manager bounds how
+// many exist at once and closes the ones nobody has used for `idleTimeoutMs`, so that a client
+// that forgets `close_sandbox` cannot hold memory and disk forever.
+
+import { PolyboxError } from "./errors.js";
+import { humanDuration } from "./human.js";
+import type { Limits } from "./limits.js";
+import type { Runtime } from "./runtime.js";
+import { Sandbox, type SandboxInfo } from "./sandbox.js";
+import type { Language } from "./types.js";
+
+export const DEFAULT_MAX_SANDBOXES = 64;
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
+
+export interface SandboxManagerOptions {
+  runtime: Runtime;
+  /** Sandboxes open at once (default 64). */
+  maxSandboxes?: number;
+  /** A sandbox unused this long is closed (default 30 min; 0 = never). */
+  idleTimeoutMs?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export interface ManagedSandboxInfo extends SandboxInfo {
+  /** The language `execute_code` uses when the caller names none. */
+  defaultLanguage: Language | null;
+  /** When the idle timeout will close it, if it stays unused; null when there is no timeout. */
+  expiresAt: number | null;
+}
+
+interface Entry {
+  sandbox: Sandbox;
+  defaultLanguage: Language | null;
+  /** Last time a caller looked the sandbox up (a queued job counts as use before it runs). */
+  touchedAt: number;
+}
+
+/** How many ids of closed sandboxes are remembered, to say "closed" rather than "never existed". */
+const REMEMBERED_CLOSED = 1000;
+
+export class SandboxManager {
+  readonly maxSandboxes: number;
+  readonly idleTimeoutMs: number;
+  private readonly runtime: Runtime;
+  private readonly now: () => number;
+  private readonly entries = new Map<string, Entry>();
+  private readonly closedReasons = new Map<string, string>();
+  private readonly timer: NodeJS.Timeout | null;
+  private creating = 0;
+  private closed = false;
+
+  constructor(options: SandboxManagerOptions) {
+    this.runtime = options.runtime;
+    this.maxSandboxes = options.maxSandboxes ?? DEFAULT_MAX_SANDBOXES;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.now = options.now ?? Date.now;
+    if (!Number.isInteger(this.maxSandboxes) || this.maxSandboxes < 1) {
+      throw new PolyboxError("INVALID_ARGUMENT", `maxSandboxes must be a positive integer, got ${this.maxSandboxes}`);
+    }
+    // Sweep a few times per timeout so a sandbox outlives its deadline by at most a quarter of it.
+    const every = Math.min(60_000, Math.max(1000, Math.floor(this.idleTimeoutMs / 4)));
+    this.timer = this.idleTimeoutMs > 0 ? setInterval(() => void this.sweep(), every) : null;
+    this.timer?.unref();
+  }
+
+  async create(options: { limits?: Partial<Limits>; defaultLanguage?: Language } = {}): Promise<Sandbox> {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the sandbox manager is closed");
+    if (this.entries.size + this.creating >= this.maxSandboxes) {
+      throw new PolyboxError(
+        "TOO_MANY_SANDBOXES",
+        `${this.entries.size} sandboxes are open, the most this server allows (--max-sandboxes=${this.maxSandboxes}); close one with close_sandbox first` +
+          (this.idleTimeoutMs > 0 ? `, or wait: idle sandboxes close after ${humanDuration(this.idleTimeoutMs)}` : ""),
+      );
+    }
+    this.creating++;
+    try {
+      const sandbox = await Sandbox.create({ runtime: this.runtime, ...(options.limits ? { limits: options.limits } : {}) });
+      this.entries.set(sandbox.id, { sandbox, defaultLanguage: options.defaultLanguage ?? null, touchedAt: this.now() });
+      return sandbox;
+    } finally {
+      this.creating--;
+    }
+  }
+
+  /** The open sandbox with this id; marks it used. */
+  get(id: string): Sandbox {
+    const entry = this.entry(id);
+    entry.touchedAt = this.now();
+    return entry.sandbox;
+  }
+
+  defaultLanguage(id: string): Language | null {
+    return this.entry(id).defaultLanguage;
+  }
+
+  info(id: string): ManagedSandboxInfo {
+    return this.describe(this.entry(id));
+  }
+
+  list(): ManagedSandboxInfo[] {
+    return [...this.entries.values()].map((e) => this.describe(e));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Destroys a sandbox and its files. Unknown ids are an error, so a typo is not silent. */
+  async close(id: string): Promise<void> {
+    const entry = this.entry(id);
+    await this.forget(id, entry, "it was closed with close_sandbox");
+  }
+
+  /** Closes sandboxes idle past the timeout; returns their ids. */
+  async sweep(): Promise<string[]> {
+    if (this.idleTimeoutMs <= 0) return [];
+    const now = this.now();
+    const idle = [...this.entries].filter(([, e]) => !e.sandbox.info().running && now - lastUse(e) >= this.idleTimeoutMs);
+    const reason = `it was idle for ${humanDuration(this.idleTimeoutMs)} (--idle-timeout) and was closed`;
+    await Promise.allSettled(idle.map(([id, e]) => this.forget(id, e, reason)));
+    return idle.map(([id]) => id);
+  }
+
+  /** Closes every sandbox. Idempotent. */
+  async closeAll(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await Promise.allSettled([...this.entries].map(([id, e]) => this.forget(id, e, "the server shut down")));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.closeAll();
+  }
+
+  private entry(id: string): Entry {
+    const entry = typeof id === "string" ? this.entries.get(id) : undefined;
+    if (entry && !entry.sandbox.isClosed) return entry;
+    const why = typeof id === "string" ? this.closedReasons.get(id) : undefined;
+    throw new PolyboxError(
+      "SANDBOX_NOT_FOUND",
+      why
+        ? `sandbox ${id} no longer exists: ${why}; create a new one with create_sandbox`
+        : `no sandbox with id ${JSON.stringify(id)}; use an id returned by create_sandbox (get_sandbox_status lists them), or omit sandbox_id for a one-shot run`,
+    );
+  }
+
+  private async forget(id: string, entry: Entry, reason: string): Promise<void> {
+    this.entries.delete(id);
+    this.closedReasons.set(id, reason);
+    if (this.closedReasons.size > REMEMBERED_CLOSED) {
+      this.closedReasons.delete(this.closedReasons.keys().next().value!);
+    }
+    await entry.sandbox.close();
+  }
+
+  private describe(entry: Entry): ManagedSandboxInfo {
+    const info = entry.sandbox.info();
+    return {
+      ...info,
+      lastUsedAt: lastUse(entry),
+      defaultLanguage: entry.defaultLanguage,
+      expiresAt: this.idleTimeoutMs > 0 ? lastUse(entry) + this.idleTimeoutMs : null,
+    };
+  }
+}
+
+function lastUse(entry: Entry): number {
+  return Math.max(entry.touchedAt, entry.sandbox.info().lastUsedAt);
+}
