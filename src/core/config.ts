@@ -41,5 +41,8 @@ export interface RuntimeOptions {
   pythonSnapshot?: boolean;
   /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */
   cacheDir?: string;
+  /** Where Python packages come from: directories of wheels or a Pyodide distribution, and
+   * package index URLs (PEP 503), tried in order. URLs also need their host in `permissions.net`. */
+  pythonPackages?: string[];
 }
 

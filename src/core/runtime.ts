@@ -9,6 +9,7 @@ import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
 import { defaultPoolSizes, type PoolSizes, type RuntimeOptions } from "./config.js";
 import { PolyboxError } from "./errors.js";
+import { PackageResolver } from "./packages.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
 import type { Permissions } from "./types.js";
 
@@ -19,10 +20,12 @@ export class Runtime {
   readonly pool: Readonly<PoolSizes>;
   /** @internal */
   readonly host: EngineHostType;
+  /** @internal */
+  readonly packages: PackageResolver;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
 
-  private constructor(options: RuntimeOptions, snapshot: string | null) {
+  private constructor(options: RuntimeOptions, snapshot: string | null, cacheDir: string) {
     this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, { ...DEFAULT_MAX_LIMITS, ...options.maxLimits });
     this.limits = resolveLimits(DEFAULT_LIMITS, options.limits, this.maxLimits);
     this.permissions = {
@@ -31,6 +34,7 @@ export class Runtime {
       env: [...(options.permissions?.env ?? [])],
     };
     this.pool = { ...defaultPoolSizes(), ...options.pool };
+    this.packages = new PackageResolver({ sources: [...(options.pythonPackages ?? [])], allowNet: this.permissions.net, cacheDir });
     this.host = new EngineHost({
       pool: this.pool,
       memoryMb: this.limits.memoryMb,
@@ -40,9 +44,9 @@ export class Runtime {
   }
 
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
-    const snapshot =
-      options.pythonSnapshot === false ? null : await ensurePythonSnapshot(options.cacheDir ?? defaultCacheDir());
-    const runtime = new Runtime(options, snapshot);
+    const cacheDir = options.cacheDir ?? defaultCacheDir();
+    const snapshot = options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir);
+    const runtime = new Runtime(options, snapshot, cacheDir);
     await runtime.host.start();
     return runtime;
   }

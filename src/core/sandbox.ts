@@ -5,7 +5,9 @@
 
 import { randomUUID } from "node:crypto";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
-import { PolyboxError } from "./errors.js";
+import { isPolyboxError, PolyboxError } from "./errors.js";
+import { normalizeName, type Wheel } from "./packages.js";
+import { inlineDependencies, packageNames } from "./python-deps.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
 import { LANGUAGES, type FileInfo, type Language, type RunOptions, type RunResult } from "./types.js";
@@ -88,6 +90,8 @@ export class Sandbox {
   private lastUsedAt = Date.now();
   /** Per language: the workspace generation its interpreter has seen, or null for "send everything". */
   private readonly synced = new Map<Language, number | null>();
+  /** Python packages installed in this sandbox, re-installed whenever its interpreter is fresh. */
+  private readonly wheels = new Map<string, Wheel>();
   private hostGeneration: number;
   private queue: Promise<unknown> = Promise.resolve();
   private runs = 0;
@@ -118,6 +122,44 @@ export class Sandbox {
     this.checkCode(code);
     const request = this.buildRequest(code, options);
     return this.exclusive(() => this.execute(lang, request, options, this.sessionKey(lang)));
+  }
+
+  /**
+   * Installs Python packages (and their dependencies) into this sandbox's Python interpreter,
+   * from the runtime's package sources. Returns the distribution names installed.
+   */
+  async installPackages(packages: string | string[]): Promise<string[]> {
+    const names = packageNames(packages);
+    if (!names) {
+      throw new PolyboxError("INVALID_ARGUMENT", 'packages must be a package name or a non-empty list of names (e.g. "numpy" or ["attrs", "six==1.16"])');
+    }
+    return this.exclusive(async () => {
+      const wheels = (await this.runtime.packages.resolve(names)).filter((w) => !this.wheels.has(w.name));
+      if (wheels.length > 0) {
+        const request = this.buildRequest("", {});
+        const r = await this.execute("python", request, {}, this.sessionKey("python"), wheels);
+        if (r.status !== "ok") {
+          throw new PolyboxError("ENGINE_FAILED", `installing ${wheels.map((w) => w.fileName).join(", ")} failed: ${r.message ?? r.stderr.trim()}`);
+        }
+      }
+      return names.map(normalizeName);
+    });
+  }
+
+  /** The wheels a Python run needs before it starts: PEP 723 requirements and matched imports. */
+  private async wheelsFor(code: string, notes: string[]): Promise<Wheel[]> {
+    const required = inlineDependencies(code).filter((n) => !this.wheels.has(normalizeName(n)));
+    const wished = this.runtime.packages.packagesForImports(code).filter((n) => !this.wheels.has(n) && !required.includes(n));
+    const wheels = required.length > 0 ? await this.runtime.packages.resolve(required) : [];
+    for (const name of wished) {
+      try {
+        wheels.push(...(await this.runtime.packages.resolve([name])));
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        notes.push(`the code imports ${name}, which was not installed: ${error.message}`);
+      }
+    }
+    return wheels;
   }
 
   private checkCode(code: unknown): asserts code is string {
@@ -175,10 +217,21 @@ export class Sandbox {
     base: Omit<RunRequest, "fullSync" | "sync">,
     options: RunOptions,
     session: string | null,
+    extraWheels?: Wheel[],
   ): Promise<RunResult> {
     const started = performance.now();
     this.lastUsedAt = Date.now();
     if (options.signal?.aborted) return cancelledBeforeStart();
+    const notes: string[] = [];
+    let newWheels: Wheel[] = extraWheels ?? [];
+    if (language === "python" && !extraWheels) {
+      try {
+        newWheels = await this.wheelsFor(base.code, notes);
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        return notStarted(`the script's inline dependencies could not be installed: ${error.message}`);
+      }
+    }
     const host = this.runtime.host;
     await host.start();
     if (host.generation !== this.hostGeneration) {
@@ -187,7 +240,14 @@ export class Sandbox {
       this.hostGeneration = host.generation;
     }
     const since = session === null ? null : (this.synced.get(language) ?? null);
-    const request: RunRequest = { ...base, fullSync: since === null, sync: await this.workspace.changesSince(since) };
+    // A fresh interpreter gets every package this sandbox installed before, then the new ones.
+    const wheels = language === "python" ? [...(since === null ? this.wheels.values() : []), ...newWheels] : [];
+    const request: RunRequest = {
+      ...base,
+      fullSync: since === null,
+      sync: await this.workspace.changesSince(since),
+      ...(wheels.length > 0 ? { wheels: wheels.map(({ fileName, data, installDir }) => ({ fileName, data, installDir })) } : {}),
+    };
     this.runs++;
     let result: EngineResult;
     try {
@@ -205,6 +265,7 @@ export class Sandbox {
       this.synced.clear();
       this.hostGeneration = host.generation;
     }
+    if (!result.stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
     let filesChanged: string[] = [];
     let status = result.status;
     let message = result.message;
@@ -219,6 +280,7 @@ export class Sandbox {
     }
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
+    rich.notes.unshift(...notes);
     return {
       status,
       stdout: result.stdout,
@@ -288,21 +350,23 @@ export class Sandbox {
   }
 }
 
-function cancelledBeforeStart(): RunResult {
+function notStarted(message: string, status: RunResult["status"] = "error"): RunResult {
   return {
-    status: "cancelled",
+    status,
     stdout: "",
     stderr: "",
-    exitCode: 130,
+    exitCode: status === "cancelled" ? 130 : 1,
     value: null,
     durationMs: 0,
     truncated: false,
     filesChanged: [],
-    message: "cancelled before it started",
+    message,
     images: [],
     displays: [],
   };
 }
+
+const cancelledBeforeStart = () => notStarted("cancelled before it started", "cancelled");
 
 export interface OneShotOptions extends RunOptions {
   language: Language;

@@ -43,6 +43,14 @@ export interface RunRequest {
   /** When true, the interpreter's workspace copy is wiped before `sync` is applied. */
   fullSync: boolean;
   sync: FileSync;
+  /** Python wheels to install before the code runs (fetched and checked by the trusted side). */
+  wheels?: WheelBlob[];
+}
+
+export interface WheelBlob {
+  fileName: string;
+  data: Uint8Array;
+  installDir: "site" | "dynlib";
 }
 
 export interface EngineResult {

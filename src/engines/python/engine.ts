@@ -3,7 +3,7 @@
 // of seconds). The workspace is a MEMFS directory at /workspace, also the working directory.
 
 import { loadPyodide, type PyodideAPI } from "pyodide";
-import type { RunRequest, WorkerInit } from "../../protocol/messages.js";
+import type { RunRequest, WheelBlob, WorkerInit } from "../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { RUNNER_SOURCE } from "./runner.py.js";
@@ -100,6 +100,25 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
+  const installWheel = py.globals.get("_install_wheel") as (name: string, data: Uint8Array, dir: string) => { toJs(): string[]; destroy(): void };
+  const module = (py as unknown as { _module: { loadDynamicLibrary?: (path: string, flags: object) => void } })._module;
+
+  /** Unpacks wheels into site-packages (or the shared-library dir) and preloads their libraries. */
+  const install = (wheels: WheelBlob[], output: RunContext["output"]) => {
+    for (const wheel of wheels) {
+      const proxy = installWheel(wheel.fileName, wheel.data, wheel.installDir);
+      const libraries = proxy.toJs();
+      proxy.destroy();
+      if (wheel.installDir !== "dynlib") continue;
+      for (const library of libraries) {
+        try {
+          module.loadDynamicLibrary?.(library, { global: true, nodelete: true });
+        } catch (error) {
+          output.write("stderr", `polybox: could not load ${library} from ${wheel.fileName}: ${String(error)}\n`);
+        }
+      }
+    }
+  };
 
   let sink: RunContext["output"] | null = null;
   const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
@@ -131,6 +150,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
         autoEOF: true,
       });
       try {
+        if (request.wheels?.length) install(request.wheels, ctx.output);
         const sink: Sink = (mimeType, text, data) => {
           const proxy = data as { toJs?: () => unknown; destroy?: () => void } | null | undefined;
           let bytes: Uint8Array | string | undefined;

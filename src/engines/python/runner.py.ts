@@ -72,6 +72,18 @@ def _user_traceback(e):
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
+def _install_wheel(file_name, data, install_dir):
+    import importlib, io, sysconfig, zipfile
+    target = sysconfig.get_paths()["purelib"] if install_dir == "site" else "/usr/lib"
+    with zipfile.ZipFile(io.BytesIO(data.to_bytes())) as archive:
+        for member in archive.namelist():
+            if member.startswith("/") or ".." in member.split("/"):
+                raise ValueError(f"{file_name}: refusing archive member {member!r}")
+        archive.extractall(target)
+        names = archive.namelist()
+    importlib.invalidate_caches()
+    return [f"{target}/{n}" for n in names if n.endswith(".so")]
+
 async def _polybox_run(code, env_json, sink):
     global _display_sink
     _display_sink = sink
