@@ -13,6 +13,7 @@ export type HostWrapper = (command: string, args: string[], tmpDir: string) => [
 
 export interface EngineHostConfig {
   pool: PoolSizes;
+  poolPolicy: { budgetMb: number; idleShrinkMs: number };
   memoryMb: number;
   pythonSnapshot: string | null;
   wrap: HostWrapper;
@@ -37,6 +38,10 @@ export interface RuntimeOptions {
   maxLimits?: Partial<Limits>;
   permissions?: Permissions;
   pool?: Partial<PoolSizes>;
+  /** Memory the warm pools may use, estimated per interpreter (default 1024 MiB). */
+  poolBudgetMb?: number;
+  /** After this long without a run, pools shrink to one interpreter per language (default 10 min). */
+  poolIdleShrinkMs?: number;
   /** Boot Python from a cached memory snapshot (default true). */
   pythonSnapshot?: boolean;
   /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */

@@ -37,6 +37,7 @@ export class Runtime {
     this.packages = new PackageResolver({ sources: [...(options.pythonPackages ?? [])], allowNet: this.permissions.net, cacheDir });
     this.host = new EngineHost({
       pool: this.pool,
+      poolPolicy: { budgetMb: options.poolBudgetMb ?? 1024, idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000 },
       memoryMb: this.limits.memoryMb,
       pythonSnapshot: snapshot,
       wrap: sandboxExecAvailable() ? sandboxExecWrapper : (command, args) => [command, args],

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { EngineAssets, EngineLanguage, HostEvent, HostRequest } from "../protocol/messages.js";
 import type { Interpreter } from "./interpreter.js";
-import { type PoolSizes, Pools } from "./pool.js";
+import { type PoolPolicy, type PoolSizes, Pools } from "./pool.js";
 
 export interface HostConfig {
   pool: PoolSizes;
@@ -15,6 +15,7 @@ export interface HostConfig {
   pyodideDir: string;
   quickjsWasm: string;
   pythonSnapshot: string | null;
+  poolPolicy: PoolPolicy;
 }
 
 const config = JSON.parse(process.argv[2] ?? "{}") as HostConfig;
@@ -57,7 +58,7 @@ async function loadAssets(): Promise<EngineAssets> {
   return assets;
 }
 
-const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log);
+const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log, config.poolPolicy);
 const sessions = new Map<string, Interpreter>();
 const running = new Map<number, Interpreter>();
 

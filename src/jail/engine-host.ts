@@ -110,6 +110,7 @@ export class EngineHost {
     this.tmpDir = mkdtempSync(path.join(os.tmpdir(), "polybox-host-"));
     const hostConfig = {
       pool: this.config.pool,
+      poolPolicy: this.config.poolPolicy,
       memoryMb: this.config.memoryMb,
       pyodideDir: PYODIDE_DIR,
       quickjsWasm: QUICKJS_WASM,
