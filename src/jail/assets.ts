@@ -1,6 +1,7 @@
 // Trusted side: where the engine assets live on this machine. The engine host may read these
 // paths and nothing else, so they are computed here, from the installed packages.
 
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,15 +29,43 @@ export const QUICKJS_WASM = path.join(
   "emscripten-module.wasm",
 );
 
+/** The engine packages the engine host loads; everything they depend on comes along. */
+const ENGINE_PACKAGES = ["pyodide", "quickjs-emscripten", "just-bash", "amaro"];
+
+/** A package and, recursively, the installed directories of its runtime dependencies. */
+function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string, string>): void {
+  let dir: string;
+  try {
+    const pkgJson = from.resolve(`${name}/package.json`);
+    dir = path.dirname(pkgJson);
+  } catch {
+    // Packages whose `exports` hide package.json: find the directory from the entry point.
+    try {
+      const entry = from.resolve(name);
+      const marker = `${path.sep}node_modules${path.sep}${name.replace("/", path.sep)}${path.sep}`;
+      dir = entry.slice(0, entry.lastIndexOf(marker) + marker.length - 1);
+    } catch {
+      return; // An optional dependency that is not installed.
+    }
+  }
+  if (seen.has(dir)) return;
+  seen.set(dir, name);
+  const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
+  const local = createRequire(path.join(dir, "package.json"));
+  for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.optionalDependencies })) {
+    dependencyClosure(dep, local, seen);
+  }
+}
+
 /**
- * The `node_modules` directories that hold the engines and what they import. The ESM loader of
- * the engine host reads package.json files along the way, so it needs the whole tree, read-only.
+ * What the engine host may read: polybox's own `dist/` and the installed directories of the
+ * engines and their dependencies, nothing else of the project or machine.
  */
 export function engineReadPaths(): string[] {
-  const roots = new Set<string>([DIST_DIR]);
-  for (const name of ["pyodide", "quickjs-emscripten", "just-bash"]) {
-    const dir = packageDir(name);
-    roots.add(dir.slice(0, dir.lastIndexOf(`${path.sep}node_modules${path.sep}`) + "/node_modules".length));
-  }
-  return [...roots];
+  const seen = new Map<string, string>();
+  for (const name of ENGINE_PACKAGES) dependencyClosure(name, require, seen);
+  return [DIST_DIR, ...seen.keys()];
 }

@@ -94,18 +94,23 @@ describe("python packages", () => {
 describe("python packages over the network", () => {
   it("downloads from an index on a granted host, checking the link's sha256", async () => {
     requests = 0;
-    const rt = await testRuntime({ pythonPackages: [index], permissions: { net: [grant] }, pool: { python: 1, javascript: 0, bash: 0 } });
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));
+    const rt = await testRuntime({ pythonPackages: [index], permissions: { net: [grant] }, cacheDir, pool: { python: 1, javascript: 0, bash: 0 } });
     try {
       await using sb = await Sandbox.create({ runtime: rt });
       await sb.installPackages("polybox-demo");
       expect((await sb.run("python", "import polybox_demo; polybox_demo.greet('net')")).value).toBe("'hello net'");
-      expect(requests).toBe(2);
+      expect(requests).toBe(2); // the index page and the wheel
+      await using again = await Sandbox.create({ runtime: rt });
+      await again.installPackages("polybox-demo");
+      expect(requests).toBe(3); // the index page only: the wheel came from the per-user cache
       badHash = true;
       await using sb2 = await Sandbox.create({ runtime: rt });
       await expect(sb2.installPackages("polybox-demo")).rejects.toMatchObject({ code: "PACKAGE_HASH_MISMATCH" });
     } finally {
       badHash = false;
       await rt.close();
+      rmSync(cacheDir, { recursive: true, force: true });
     }
   });
 
