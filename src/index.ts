@@ -18,3 +18,7 @@ export {
   type RunResult,
   type RunStatus,
 } from "./core/types.js";
+export { JobManager, type JobInfo, type JobLogs, type JobStatus } from "./core/jobs.js";
+export { SandboxManager, type ManagedSandboxInfo, type SandboxManagerOptions } from "./core/registry.js";
+export { parseRateLimit, Scheduler, type RateLimit, type SchedulerOptions } from "./core/scheduler.js";
+export { SandboxService, type ExecuteRequest, type ExecuteResult, type ReadFileResult, type ServiceOptions } from "./core/service.js";

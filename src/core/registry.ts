@@ -28,6 +28,7 @@ export interface ManagedSandboxInfo extends SandboxInfo {
   defaultLanguage: Language | null;
   /** When the idle timeout will close it, if it stays unused; null when there is no timeout. */
   expiresAt: number | null;
+  limits: Limits;
 }
 
 interface Entry {
@@ -57,7 +58,10 @@ export class SandboxManager {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.maxSandboxes) || this.maxSandboxes < 1) {
-      throw new PolyboxError("INVALID_ARGUMENT", `maxSandboxes must be a positive integer, got ${this.maxSandboxes}`);
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `maxSandboxes must be a positive integer, got ${this.maxSandboxes}`,
+      );
     }
     // Sweep a few times per timeout so a sandbox outlives its deadline by at most a quarter of it.
     const every = Math.min(60_000, Math.max(1000, Math.floor(this.idleTimeoutMs / 4)));
@@ -65,19 +69,30 @@ export class SandboxManager {
     this.timer?.unref();
   }
 
-  async create(options: { limits?: Partial<Limits>; defaultLanguage?: Language } = {}): Promise<Sandbox> {
+  async create(
+    options: { limits?: Partial<Limits>; defaultLanguage?: Language } = {},
+  ): Promise<Sandbox> {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the sandbox manager is closed");
     if (this.entries.size + this.creating >= this.maxSandboxes) {
       throw new PolyboxError(
         "TOO_MANY_SANDBOXES",
         `${this.entries.size} sandboxes are open, the most this server allows (--max-sandboxes=${this.maxSandboxes}); close one with close_sandbox first` +
-          (this.idleTimeoutMs > 0 ? `, or wait: idle sandboxes close after ${humanDuration(this.idleTimeoutMs)}` : ""),
+          (this.idleTimeoutMs > 0
+            ? `, or wait: idle sandboxes close after ${humanDuration(this.idleTimeoutMs)}`
+            : ""),
       );
     }
     this.creating++;
     try {
-      const sandbox = await Sandbox.create({ runtime: this.runtime, ...(options.limits ? { limits: options.limits } : {}) });
-      this.entries.set(sandbox.id, { sandbox, defaultLanguage: options.defaultLanguage ?? null, touchedAt: this.now() });
+      const sandbox = await Sandbox.create({
+        runtime: this.runtime,
+        ...(options.limits ? { limits: options.limits } : {}),
+      });
+      this.entries.set(sandbox.id, {
+        sandbox,
+        defaultLanguage: options.defaultLanguage ?? null,
+        touchedAt: this.now(),
+      });
       return sandbox;
     } finally {
       this.creating--;
@@ -117,7 +132,9 @@ export class SandboxManager {
   async sweep(): Promise<string[]> {
     if (this.idleTimeoutMs <= 0) return [];
     const now = this.now();
-    const idle = [...this.entries].filter(([, e]) => !e.sandbox.info().running && now - lastUse(e) >= this.idleTimeoutMs);
+    const idle = [...this.entries].filter(
+      ([, e]) => !e.sandbox.info().running && now - lastUse(e) >= this.idleTimeoutMs,
+    );
     const reason = `it was idle for ${humanDuration(this.idleTimeoutMs)} (--idle-timeout) and was closed`;
     await Promise.allSettled(idle.map(([id, e]) => this.forget(id, e, reason)));
     return idle.map(([id]) => id);
@@ -127,7 +144,9 @@ export class SandboxManager {
   async closeAll(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
-    await Promise.allSettled([...this.entries].map(([id, e]) => this.forget(id, e, "the server shut down")));
+    await Promise.allSettled(
+      [...this.entries].map(([id, e]) => this.forget(id, e, "the server shut down")),
+    );
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -162,6 +181,7 @@ export class SandboxManager {
       lastUsedAt: lastUse(entry),
       defaultLanguage: entry.defaultLanguage,
       expiresAt: this.idleTimeoutMs > 0 ? lastUse(entry) + this.idleTimeoutMs : null,
+      limits: { ...entry.sandbox.limits },
     };
   }
 }

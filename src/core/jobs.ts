@@ -1,0 +1,231 @@
+// Trusted side: asynchronous runs. A job wraps one run that the caller does not wait for: it has
+// an id, a status with timings, the output so far (captured live, so logs can be read while it
+// runs), and an AbortController to cancel it. Finished jobs are kept for `retentionMs` so a client
+// can collect the result, then forgotten, so a server that runs for weeks does not grow.
+
+import { randomUUID } from "node:crypto";
+import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./errors.js";
+import { humanDuration } from "./human.js";
+import type { Language, OutputStream, RunResult, RunStatus } from "./types.js";
+
+export type JobStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled";
+
+export const DEFAULT_JOB_RETENTION_MS = 10 * 60_000;
+const MAX_FINISHED_JOBS = 1000;
+const REMEMBERED_FORGOTTEN = 1000;
+
+export interface JobInfo {
+  id: string;
+  status: JobStatus;
+  language: Language;
+  sandboxId: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  /** Time spent waiting for a slot (so far, while queued). */
+  queuedMs: number;
+  /** Time spent running (so far, while running); null before it starts. */
+  durationMs: number | null;
+  /** The run's result once it finished; null before, or when the host failed. */
+  result: RunResult | null;
+  /** Why the job failed without a result (the host, not the guest, failed). */
+  error: { code: PolyboxErrorCode | "INTERNAL"; message: string } | null;
+}
+
+export interface JobLogs {
+  id: string;
+  status: JobStatus;
+  stdout: string;
+  stderr: string;
+}
+
+/** What a job's run gets: cancellation, live output, and a hook to call when it leaves the queue. */
+export interface JobContext {
+  signal: AbortSignal;
+  onOutput: (stream: OutputStream, text: string) => void;
+  started: () => void;
+}
+
+interface Job {
+  info: JobInfo;
+  logs: { stdout: string; stderr: string };
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+/** A run's status → the job's: the guest's own failure and every limit but time count as failed. */
+export function jobStatusOf(status: RunStatus): JobStatus {
+  switch (status) {
+    case "ok":
+      return "completed";
+    case "timeout":
+      return "timeout";
+    case "cancelled":
+      return "cancelled";
+    default:
+      return "failed";
+  }
+}
+
+export class JobManager {
+  readonly retentionMs: number;
+  private readonly now: () => number;
+  private readonly jobs = new Map<string, Job>();
+  private readonly forgotten = new Set<string>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(options: { retentionMs?: number; now?: () => number } = {}) {
+    this.retentionMs = options.retentionMs ?? DEFAULT_JOB_RETENTION_MS;
+    this.now = options.now ?? Date.now;
+    this.timer = setInterval(
+      () => this.prune(),
+      Math.min(60_000, Math.max(1000, this.retentionMs)),
+    );
+    this.timer.unref();
+  }
+
+  /**
+   * Starts a job. `run` is called at once and may throw (e.g. the queue is full): then no job is
+   * created and the error reaches the caller.
+   */
+  submit(
+    meta: { language: Language; sandboxId: string | null },
+    run: (ctx: JobContext) => Promise<RunResult>,
+  ): JobInfo {
+    this.prune();
+    const controller = new AbortController();
+    const info: JobInfo = {
+      id: randomUUID(),
+      status: "queued",
+      language: meta.language,
+      sandboxId: meta.sandboxId,
+      createdAt: this.now(),
+      startedAt: null,
+      finishedAt: null,
+      queuedMs: 0,
+      durationMs: null,
+      result: null,
+      error: null,
+    };
+    const logs = { stdout: "", stderr: "" };
+    const ctx: JobContext = {
+      signal: controller.signal,
+      onOutput: (stream, text) => {
+        logs[stream] += text;
+      },
+      started: () => {
+        if (info.status !== "queued") return;
+        info.status = "running";
+        info.startedAt = this.now();
+      },
+    };
+    const outcome = run(ctx);
+    const done = outcome.then(
+      (result) => {
+        logs.stdout = result.stdout;
+        logs.stderr = result.stderr;
+        this.finish(info, jobStatusOf(result.status), result, null);
+      },
+      (error: unknown) => {
+        if (controller.signal.aborted) return this.finish(info, "cancelled", null, null);
+        const code = isPolyboxError(error) ? error.code : "INTERNAL";
+        this.finish(info, "failed", null, {
+          code,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      },
+    );
+    this.jobs.set(info.id, { info, logs, controller, done });
+    return this.snapshot(info);
+  }
+
+  status(id: string): JobInfo {
+    return this.snapshot(this.job(id).info);
+  }
+
+  logs(id: string): JobLogs {
+    const job = this.job(id);
+    return { id, status: job.info.status, ...job.logs };
+  }
+
+  /**
+   * Cancels a queued or running job and waits (up to `waitMs`) for it to stop, so the answer can
+   * say "cancelled". A job that already finished is left as it is.
+   */
+  async cancel(id: string, waitMs = 5000): Promise<JobInfo> {
+    const job = this.job(id);
+    if (job.info.finishedAt === null) {
+      job.controller.abort();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([job.done, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+      clearTimeout(timer);
+    }
+    return this.snapshot(job.info);
+  }
+
+  /** Jobs not finished yet. */
+  get active(): number {
+    let n = 0;
+    for (const job of this.jobs.values()) if (job.info.finishedAt === null) n++;
+    return n;
+  }
+
+  /** Cancels every unfinished job and stops the retention timer. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    const pending = [...this.jobs.values()].filter((j) => j.info.finishedAt === null);
+    for (const job of pending) job.controller.abort();
+    await Promise.allSettled(pending.map((j) => j.done));
+  }
+
+  private finish(
+    info: JobInfo,
+    status: JobStatus,
+    result: RunResult | null,
+    error: JobInfo["error"],
+  ): void {
+    info.status = status;
+    info.finishedAt = this.now();
+    info.result = result;
+    info.error = error;
+  }
+
+  private job(id: string): Job {
+    this.prune();
+    const job = typeof id === "string" ? this.jobs.get(id) : undefined;
+    if (job) return job;
+    const keep = humanDuration(this.retentionMs);
+    throw new PolyboxError(
+      "JOB_NOT_FOUND",
+      this.forgotten.has(id)
+        ? `job ${id} finished more than ${keep} ago and its result was forgotten (--job-retention=${keep})`
+        : `no job with id ${JSON.stringify(id)}; use a job_id returned by a call with async: true (finished jobs are kept for ${keep})`,
+    );
+  }
+
+  private snapshot(info: JobInfo): JobInfo {
+    const now = this.now();
+    const queuedUntil = info.startedAt ?? info.finishedAt ?? now;
+    return {
+      ...info,
+      queuedMs: queuedUntil - info.createdAt,
+      durationMs: info.startedAt === null ? null : (info.finishedAt ?? now) - info.startedAt,
+    };
+  }
+
+  private prune(): void {
+    const now = this.now();
+    const finished = [...this.jobs.values()].filter((j) => j.info.finishedAt !== null);
+    const excess = finished.length - MAX_FINISHED_JOBS;
+    finished.forEach((job, i) => {
+      if (i < excess || now - job.info.finishedAt! >= this.retentionMs) {
+        this.jobs.delete(job.info.id);
+        this.forgotten.add(job.info.id);
+      }
+    });
+    for (const id of this.forgotten) {
+      if (this.forgotten.size <= REMEMBERED_FORGOTTEN) break;
+      this.forgotten.delete(id);
+    }
+  }
+}
