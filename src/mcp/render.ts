@@ -1,0 +1,142 @@
+// MCP adapter: turns library results into CallToolResults — structuredContent for programs, and a
+// compact text for the model that leads with what matters (status, exit code, duration), then the
+// output. Errors become `isError: true` with the library's message, which says what was wrong and
+// what is allowed; the error code leads so a model can branch on it.
+
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type ExecuteResult, isPolyboxError, type JobInfo, type RunImage } from "../index.js";
+
+export type Structured = Record<string, unknown>;
+
+export function result(
+  structured: Structured,
+  text: string,
+  more: CallToolResult["content"] = [],
+): CallToolResult {
+  return { content: [{ type: "text", text }, ...more], structuredContent: structured };
+}
+
+export function errorResult(error: unknown): CallToolResult {
+  let text: string;
+  if (isPolyboxError(error)) text = `${error.code}: ${error.message}`;
+  else {
+    // Not a refusal the library foresaw: keep the details for the operator, tell the client less.
+    process.stderr.write(
+      `polybox: internal error in a tool call: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    text = `INTERNAL_ERROR: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+export function runStructured(r: ExecuteResult): Structured {
+  return {
+    status: r.status,
+    exit_code: r.exitCode,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    value: r.value,
+    duration_ms: r.durationMs,
+    truncated: r.truncated,
+    files_changed: r.filesChanged,
+    ...(r.message !== undefined ? { message: r.message } : {}),
+    ...(r.stateLost ? { state_lost: true } : {}),
+    images: r.images.map((i) => ({ mime_type: i.mimeType, path: i.path, size: i.data.byteLength })),
+    displays: r.displays.map((d) => ({
+      mime_type: d.mimeType,
+      text: d.text,
+      ...(d.data !== undefined ? { data: d.data } : {}),
+    })),
+    ...(r.notes?.length ? { notes: r.notes } : {}),
+    sandbox_id: r.sandboxId,
+  };
+}
+
+/** Image types MCP clients render; others (SVG) stay files the model can read_file. */
+const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+export function imageContent(images: readonly RunImage[]): CallToolResult["content"] {
+  return images
+    .filter((i) => INLINE_IMAGES.has(i.mimeType))
+    .map((i) => ({
+      type: "image" as const,
+      data: Buffer.from(i.data).toString("base64"),
+      mimeType: i.mimeType,
+    }));
+}
+
+export function ms(n: number): string {
+  return n < 1000 ? `${Math.round(n)} ms` : `${+(n / 1000).toFixed(2)} s`;
+}
+
+/**
+ * The text form of a run. Output streams sit in labelled blocks; when output was cut, the cut is
+ * announced in the first line and again, on its own line, right after the output, so it is not
+ * mistaken for the program's last words.
+ */
+export function runText(r: ExecuteResult): string {
+  const head = [`status: ${r.status}`, `exit code ${r.exitCode}`, ms(r.durationMs)];
+  if (r.truncated) head.push("OUTPUT TRUNCATED");
+  if (r.sandboxId) head.push(`sandbox ${r.sandboxId}`);
+  const lines = [head.join(" · ")];
+  if (r.message) lines.push(`message: ${r.message}`);
+  if (r.stateLost)
+    lines.push(
+      "note: the interpreter was restarted; variables from earlier runs are gone (files are kept)",
+    );
+  if (r.value !== null) lines.push(`value: ${r.value}`);
+  for (const stream of ["stdout", "stderr"] as const) {
+    const text = r[stream];
+    if (text === "") continue;
+    lines.push(`--- ${stream} ---`, text.endsWith("\n") ? text.slice(0, -1) : text);
+  }
+  for (const d of r.displays) lines.push(`--- display ${d.mimeType} ---`, d.text);
+  if (r.stdout === "" && r.stderr === "" && r.value === null && r.displays.length === 0)
+    lines.push("(no output)");
+  if (r.truncated) {
+    lines.push(
+      "--- [output truncated: the output limit was reached and the rest was dropped; print less, or write to a file and read parts of it] ---",
+    );
+  }
+  if (r.filesChanged.length > 0) lines.push(`files changed: ${r.filesChanged.join(", ")}`);
+  for (const i of r.images)
+    lines.push(
+      `image: ${i.path ?? "(displayed)"} ${i.mimeType}, ${i.data.byteLength} bytes${INLINE_IMAGES.has(i.mimeType) ? " (attached)" : ""}`,
+    );
+  for (const note of r.notes ?? []) lines.push(`note: ${note}`);
+  return lines.join("\n");
+}
+
+export function iso(t: number | null): string | null {
+  return t === null ? null : new Date(t).toISOString();
+}
+
+export function jobStructured(job: JobInfo): Structured {
+  return {
+    job_id: job.id,
+    status: job.status,
+    language: job.language,
+    sandbox_id: job.sandboxId,
+    created_at: iso(job.createdAt),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
+    queued_ms: job.queuedMs,
+    duration_ms: job.durationMs,
+    ...(job.result ? { result: runStructured({ ...job.result, sandboxId: job.sandboxId }) } : {}),
+    ...(job.error ? { error: job.error } : {}),
+  };
+}
+
+export function jobText(job: JobInfo): string {
+  const head = [`job ${job.id}: ${job.status}`, `queued ${ms(job.queuedMs)}`];
+  if (job.durationMs !== null) head.push(`ran ${ms(job.durationMs)}`);
+  const lines = [head.join(" · ")];
+  if (job.error) lines.push(`error: ${job.error.code}: ${job.error.message}`);
+  if (job.result) lines.push(runText({ ...job.result, sandboxId: job.sandboxId }));
+  else if (job.status === "queued" || job.status === "running") {
+    lines.push(
+      "not finished: poll check_job_status again, read output so far with get_job_logs, stop it with cancel_job",
+    );
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,119 @@
+// MCP adapter: the zod pieces the tools share — argument schemas (with descriptions an LLM reads
+// to decide what to send) and the structured output of a run. Argument objects are strict: an
+// unknown argument is an error that lists the accepted ones, because a misspelled
+// `timeout` silently ignored would be worse than a clear refusal.
+
+import { z } from "zod";
+import { LANGUAGES, type Limits } from "../index.js";
+
+/** A strict object schema whose "unknown argument" error names the arguments the tool accepts. */
+export function strictArgs<S extends z.ZodRawShape>(shape: S) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; this tool accepts: ${known.join(", ") || "no arguments"}`
+        : undefined,
+  });
+}
+
+/** Argument schemas that depend on the server's limits, so the schema states the real maximum. */
+export function argSchemas(max: Readonly<Limits>) {
+  return {
+    code: z
+      .string()
+      .describe("The source code to run. Print results (print / console.log / echo) to see them."),
+    language: z
+      .enum(LANGUAGES)
+      .describe(`Programming language of the code: one of ${LANGUAGES.join(", ")}.`),
+    sandboxId: z
+      .string()
+      .describe(
+        "Id of a sandbox from create_sandbox. Its files and interpreter state persist between calls.",
+      ),
+    timeoutSeconds: z
+      .number()
+      .positive()
+      .max(max.timeoutMs / 1000)
+      .describe(
+        `Wall-clock limit for this run in seconds (at most ${max.timeoutMs / 1000}); the run is killed past it.`,
+      ),
+    files: z
+      .record(z.string(), z.string())
+      .describe(
+        'Text files to put in the workspace before the run, as { "path": "content" }; paths are relative to /workspace, the working directory.',
+      ),
+    async: z
+      .boolean()
+      .describe(
+        'If true, return { job_id, status: "queued" } at once; poll check_job_status and get_job_logs, stop with cancel_job.',
+      ),
+  };
+}
+
+export const RUN_STATUSES = [
+  "ok",
+  "error",
+  "timeout",
+  "memory_limit",
+  "output_limit",
+  "workspace_limit",
+  "cancelled",
+] as const;
+export const JOB_STATUSES = [
+  "queued",
+  "running",
+  "completed",
+  "failed",
+  "timeout",
+  "cancelled",
+] as const;
+
+/** The structured result of a run, in the snake_case of the tool arguments. */
+export const runResultShape = {
+  status: z
+    .enum(RUN_STATUSES)
+    .describe(
+      "ok: exit code 0; error: the code failed; the others name the limit or cancellation that stopped it",
+    ),
+  exit_code: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+  value: z
+    .string()
+    .nullable()
+    .describe("Text form of the last expression's value (Python / JavaScript), if any"),
+  duration_ms: z.number(),
+  truncated: z.boolean().describe("True when output past the output limit was dropped"),
+  files_changed: z.array(z.string()),
+  message: z.string().optional(),
+  state_lost: z
+    .boolean()
+    .optional()
+    .describe(
+      "True when the interpreter was replaced, so earlier variables are gone (files are kept)",
+    ),
+  images: z
+    .array(z.object({ mime_type: z.string(), path: z.string().nullable(), size: z.number() }))
+    .describe(
+      "Images the run wrote or displayed; PNG, JPEG, GIF and WebP are attached as image content",
+    ),
+  displays: z
+    .array(z.object({ mime_type: z.string(), text: z.string(), data: z.string().optional() }))
+    .describe("Values passed to display(): a readable text and, for HTML/JSON, the rich form"),
+  notes: z
+    .array(z.string())
+    .optional()
+    .describe("Things worth knowing that are not errors (e.g. an image dropped for size)"),
+  sandbox_id: z
+    .string()
+    .nullable()
+    .describe("The sandbox the code ran in; null for a one-shot run"),
+};
+
+/** What execute_* answers: a run result, or with async a job id. */
+export const executeOutputShape = {
+  ...Object.fromEntries(Object.entries(runResultShape).map(([k, v]) => [k, v.optional()])),
+  status: z.enum([...RUN_STATUSES, "queued", "running"]),
+  job_id: z.string().optional().describe("With async: the job to poll with check_job_status"),
+} as z.ZodRawShape;

@@ -1,0 +1,73 @@
+// MCP adapter: one McpServer (one client connection) over a shared SandboxService. Registers the
+// tools, optionally only those the operator listed with --tools. Sandboxes, jobs and the queue
+// live in the service, so every connection of an HTTP server sees the same ones.
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { PolyboxError, type SandboxService } from "../index.js";
+import { register, type ToolContext, type ToolDef } from "./tool.js";
+import { fileTools } from "./tools/files.js";
+import { jobTools } from "./tools/jobs.js";
+import { runTools } from "./tools/run.js";
+import { sandboxTools } from "./tools/sandboxes.js";
+
+export const TOOL_NAMES = [
+  "execute_python",
+  "execute_javascript",
+  "execute_bash",
+  "check_job_status",
+  "get_job_logs",
+  "cancel_job",
+  "create_sandbox",
+  "close_sandbox",
+  "get_sandbox_status",
+  "execute_code",
+  "create_run_close",
+  "install_package",
+  "list_files",
+  "read_file",
+  "write_file",
+  "upload_file",
+] as const;
+
+export interface McpServerOptions {
+  service: SandboxService;
+  /** Who is calling, for the per-client rate limit (an HTTP address, or one stdio connection). */
+  client: string;
+  /** Only these tools (default: all). */
+  tools?: readonly string[];
+  version: string;
+}
+
+const INSTRUCTIONS = `polybox runs untrusted Python, JavaScript, TypeScript and Bash in WebAssembly sandboxes with no network.
+Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
+To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
+Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.`;
+
+/** Checks a --tools list, so a typo fails at start-up rather than hiding a tool. */
+export function checkToolNames(names: readonly string[]): void {
+  const unknown = names.filter((n) => !(TOOL_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `unknown tool${unknown.length > 1 ? "s" : ""} in --tools: ${unknown.join(", ")}; known tools: ${TOOL_NAMES.join(", ")}`,
+    );
+  }
+}
+
+export function createMcpServer(options: McpServerOptions): McpServer {
+  const server = new McpServer(
+    { name: "polybox", version: options.version },
+    { instructions: INSTRUCTIONS, capabilities: { tools: {} } },
+  );
+  const ctx: ToolContext = { service: options.service, client: options.client };
+  const all: ToolDef[] = [
+    ...runTools(ctx),
+    ...jobTools(ctx),
+    ...sandboxTools(ctx),
+    ...fileTools(ctx),
+  ];
+  if (options.tools) checkToolNames(options.tools);
+  const wanted = new Set(options.tools ?? TOOL_NAMES);
+  for (const def of all) if (wanted.has(def.name)) register(server, def);
+  return server;
+}

@@ -1,0 +1,28 @@
+// MCP over stdio: the transport Claude Desktop and most clients start. stdout carries protocol
+// and nothing else (logs go to stderr); the server ends when the client closes stdin.
+
+import { randomUUID } from "node:crypto";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { SandboxService } from "../index.js";
+import { createMcpServer } from "./server.js";
+
+export interface StdioOptions {
+  service: SandboxService;
+  tools?: readonly string[];
+  version: string;
+}
+
+/** Serves until stdin ends or the client disconnects; resolves then. */
+export async function serveStdio(options: StdioOptions): Promise<void> {
+  // One stdio connection is one client, for the rate limit.
+  const server = createMcpServer({ ...options, client: `stdio:${randomUUID()}` });
+  const transport = new StdioServerTransport();
+  const ended = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once("end", () => resolve());
+    process.stdin.once("close", () => resolve());
+  });
+  await server.connect(transport);
+  await ended;
+  await server.close().catch(() => {});
+}

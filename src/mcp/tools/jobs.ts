@@ -1,0 +1,102 @@
+// MCP adapter: the async-job tools. A job comes from execute_* / execute_code with async: true;
+// these tools read its status and output (also while it runs) and cancel it.
+
+import { z } from "zod";
+import { jobStructured, jobText } from "../render.js";
+import { JOB_STATUSES, runResultShape } from "../schemas.js";
+import { type ToolContext, type ToolDef, tool } from "../tool.js";
+
+const jobId = z.string().describe("The job_id returned by a call with async: true");
+
+const jobShape = {
+  job_id: z.string(),
+  status: z
+    .enum(JOB_STATUSES)
+    .describe("completed: exit code 0; failed: the code or the host failed; timeout; cancelled"),
+  language: z.string(),
+  sandbox_id: z.string().nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  queued_ms: z.number().describe("Time spent waiting for a free slot"),
+  duration_ms: z.number().nullable().describe("Time spent running (so far)"),
+  result: z.object(runResultShape).optional().describe("The run's result, once finished"),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .optional()
+    .describe("Why it failed without a result"),
+};
+
+export function jobTools({ service }: ToolContext): ToolDef[] {
+  return [
+    tool({
+      name: "check_job_status",
+      title: "Check an async job",
+      description:
+        "Status of an async job: queued, running, completed, failed, timeout or cancelled, with timings; once finished, the full result (stdout, stderr, exit code). Finished jobs are kept for a while, then forgotten.",
+      input: { job_id: jobId },
+      output: jobShape,
+      annotations: { readOnlyHint: true },
+      run: async ({ job_id }) => {
+        const job = service.jobs.status(job_id);
+        return { ...jobResult(job) };
+      },
+    }),
+    tool({
+      name: "get_job_logs",
+      title: "Read an async job's output",
+      description: "stdout and stderr of an async job so far; works while it is still running.",
+      input: { job_id: jobId },
+      output: {
+        job_id: z.string(),
+        status: z.enum(JOB_STATUSES),
+        stdout: z.string(),
+        stderr: z.string(),
+      },
+      annotations: { readOnlyHint: true },
+      run: async ({ job_id }) => {
+        const logs = service.jobs.logs(job_id);
+        const text = [`job ${job_id}: ${logs.status}`];
+        if (logs.stdout) text.push("--- stdout ---", logs.stdout.replace(/\n$/, ""));
+        if (logs.stderr) text.push("--- stderr ---", logs.stderr.replace(/\n$/, ""));
+        if (!logs.stdout && !logs.stderr) text.push("(no output yet)");
+        return {
+          content: [{ type: "text", text: text.join("\n") }],
+          structuredContent: { ...logs, job_id },
+        };
+      },
+    }),
+    tool({
+      name: "cancel_job",
+      title: "Cancel an async job",
+      description:
+        "Stop a queued or running async job; its status becomes cancelled. A job that already finished is left as it is (the answer says so).",
+      input: { job_id: jobId },
+      output: { ...jobShape, cancelled: z.boolean().describe("True if this call stopped the job") },
+      annotations: { destructiveHint: true, idempotentHint: true },
+      run: async ({ job_id }) => {
+        const before = service.jobs.status(job_id);
+        const job = await service.jobs.cancel(job_id);
+        const cancelled = before.finishedAt === null;
+        const note = cancelled
+          ? job.status === "cancelled"
+            ? "cancelled"
+            : `cancellation requested; the job is still ${job.status}`
+          : `not cancelled: the job had already finished (${job.status})`;
+        const r = jobResult(job);
+        return {
+          ...r,
+          content: [{ type: "text", text: `${note}\n${jobText(job)}` }],
+          structuredContent: { ...r.structuredContent, cancelled },
+        };
+      },
+    }),
+  ];
+}
+
+function jobResult(job: Parameters<typeof jobText>[0]) {
+  return {
+    content: [{ type: "text" as const, text: jobText(job) }],
+    structuredContent: jobStructured(job),
+  };
+}

@@ -1,0 +1,110 @@
+// MCP adapter: the tools that run code — execute_python / execute_javascript / execute_bash (the
+// first predecessor's names), execute_code and create_run_close (the second's). All of them map
+// onto SandboxService.execute (wait) or .submit (async job).
+
+import { type ExecuteRequest, LANGUAGES, type Language } from "../../index.js";
+import { imageContent, result, runStructured, runText } from "../render.js";
+import { argSchemas, executeOutputShape } from "../schemas.js";
+import { type Extra, type ToolContext, type ToolDef, tool } from "../tool.js";
+import { progressReporter } from "./progress.js";
+
+interface RunArgs {
+  code: string;
+  sandbox_id?: string | undefined;
+  timeout_seconds?: number | undefined;
+  files?: Record<string, string> | undefined;
+  async?: boolean | undefined;
+}
+
+const ABOUT: Record<string, string> = {
+  python:
+    "Run Python 3 code (CPython compiled to WebAssembly via Pyodide; the standard library is available, no network). Imports of Pyodide packages load on demand when the server has a package source.",
+  javascript:
+    "Run JavaScript (ES2023 in QuickJS, not Node.js: console.log, a workspace-only fs/path via require, no npm, no network).",
+  typescript:
+    "Run TypeScript: types are stripped (not checked) and the result runs as JavaScript in QuickJS.",
+  bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no network, no real processes).",
+};
+
+const COMMON =
+  " Without sandbox_id the run is one-shot in a fresh, isolated sandbox that is destroyed afterwards; with sandbox_id (from create_sandbox) variables and files persist between calls." +
+  " The working directory is /workspace. The answer gives status (ok, error, timeout, memory_limit, output_limit, ...), exit code, stdout, stderr, the value of the last expression, and changed files.";
+
+export function runTools(ctx: ToolContext): ToolDef[] {
+  const a = argSchemas(ctx.service.runtime.maxLimits);
+  const runArgs = {
+    code: a.code,
+    sandbox_id: a.sandboxId.optional(),
+    timeout_seconds: a.timeoutSeconds.optional(),
+    files: a.files.optional(),
+    async: a.async.optional(),
+  };
+  const perLanguage = (["python", "javascript", "bash"] as const).map((language) =>
+    tool({
+      name: `execute_${language}`,
+      title: `Run ${language[0]!.toUpperCase()}${language.slice(1)}`,
+      description: `${ABOUT[language]}${COMMON}`,
+      input: runArgs,
+      output: executeOutputShape,
+      annotations: { destructiveHint: false, openWorldHint: false },
+      run: (args, extra) => execute(ctx, language, args, extra),
+    }),
+  );
+  return [
+    ...perLanguage,
+    tool({
+      name: "execute_code",
+      title: "Run code in a sandbox",
+      description: `Run code in an existing sandbox (from create_sandbox), keeping its variables and files between calls. language is one of ${LANGUAGES.join(", ")}; it may be omitted if the sandbox was created with a default language. ${Object.values(ABOUT).join(" ")}`,
+      input: { ...runArgs, sandbox_id: a.sandboxId, language: a.language.optional() },
+      output: executeOutputShape,
+      annotations: { destructiveHint: false, openWorldHint: false },
+      run: (args, extra) =>
+        execute(ctx, ctx.service.languageFor(args.sandbox_id, args.language), args, extra),
+    }),
+    tool({
+      name: "create_run_close",
+      title: "Run code once in a fresh sandbox",
+      description: `One shot: create a fresh sandbox, put files in it, run the code, return the result, and destroy the sandbox. Nothing persists. language is one of ${LANGUAGES.join(", ")}.`,
+      input: {
+        code: a.code,
+        language: a.language,
+        timeout_seconds: runArgs.timeout_seconds,
+        files: runArgs.files,
+      },
+      output: executeOutputShape,
+      annotations: { destructiveHint: false, openWorldHint: false },
+      run: (args, extra) => execute(ctx, args.language, args, extra),
+    }),
+  ];
+}
+
+async function execute(ctx: ToolContext, language: Language, args: RunArgs, extra: Extra) {
+  const request: ExecuteRequest = {
+    language,
+    code: args.code,
+    ...(args.sandbox_id !== undefined ? { sandboxId: args.sandbox_id } : {}),
+    ...(args.files !== undefined ? { files: args.files } : {}),
+    ...(args.timeout_seconds !== undefined
+      ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
+      : {}),
+  };
+  if (args.async) {
+    const job = ctx.service.submit(ctx.client, request);
+    return result(
+      { job_id: job.id, status: job.status, sandbox_id: job.sandboxId },
+      `job ${job.id}: ${job.status}. Poll check_job_status with this job_id; get_job_logs shows output so far; cancel_job stops it.`,
+    );
+  }
+  const progress = progressReporter(extra);
+  try {
+    const r = await ctx.service.execute(ctx.client, {
+      ...request,
+      signal: extra.signal,
+      onOutput: progress.onOutput,
+    });
+    return result(runStructured(r), runText(r), imageContent(r.images));
+  } finally {
+    progress.stop();
+  }
+}

@@ -1,0 +1,197 @@
+// MCP adapter: sandbox lifecycle (create_sandbox, close_sandbox, get_sandbox_status) and
+// install_package. A sandbox is a workspace plus per-language interpreter state, named by id.
+
+import { z } from "zod";
+import { type ManagedSandboxInfo, PolyboxError } from "../../index.js";
+import { iso, result } from "../render.js";
+import { argSchemas } from "../schemas.js";
+import { type ToolContext, type ToolDef, tool } from "../tool.js";
+
+const sandboxShape = z.object({
+  sandbox_id: z.string(),
+  default_language: z.string().nullable(),
+  created_at: z.string(),
+  last_used_at: z.string(),
+  age_seconds: z.number(),
+  idle_seconds: z.number(),
+  expires_at: z.string().nullable().describe("When it closes if it stays unused (idle timeout)"),
+  languages: z.array(z.string()).describe("Languages whose interpreter has state in it"),
+  file_count: z.number(),
+  bytes: z.number(),
+  running: z.boolean(),
+  limits: z.object({
+    timeout_ms: z.number(),
+    memory_mb: z.number(),
+    max_output_bytes: z.number(),
+    workspace_quota_bytes: z.number(),
+  }),
+});
+
+export function sandboxTools({ service }: ToolContext): ToolDef[] {
+  const a = argSchemas(service.runtime.maxLimits);
+  const max = service.runtime.maxLimits;
+  return [
+    tool({
+      name: "create_sandbox",
+      title: "Create a sandbox",
+      description: `Create a persistent sandbox and return its sandbox_id. Pass it to execute_python / execute_javascript / execute_bash / execute_code and the file tools: files and interpreter state persist until close_sandbox (or until it is idle too long). Optional limits stay within the server's maximums.`,
+      input: {
+        language: a.language
+          .optional()
+          .describe("Default language for execute_code in this sandbox"),
+        timeout_seconds: a.timeoutSeconds
+          .optional()
+          .describe(`Default per-run time limit in seconds (at most ${max.timeoutMs / 1000})`),
+        memory_mb: z
+          .number()
+          .int()
+          .min(32)
+          .max(max.memoryMb)
+          .optional()
+          .describe(`Memory per interpreter in MiB (at most ${max.memoryMb})`),
+        max_output_bytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(max.maxOutputBytes)
+          .optional()
+          .describe("Bytes of stdout/stderr kept per run"),
+        workspace_quota_mb: z
+          .number()
+          .positive()
+          .max(max.workspaceQuotaBytes / 1024 ** 2)
+          .optional()
+          .describe("Size limit of the sandbox's files in MiB"),
+      },
+      output: { sandbox_id: z.string(), sandbox: sandboxShape },
+      annotations: { destructiveHint: false, openWorldHint: false },
+      run: async (args) => {
+        const info = await service.createSandbox({
+          ...(args.language ? { language: args.language } : {}),
+          limits: {
+            ...(args.timeout_seconds !== undefined
+              ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }
+              : {}),
+            ...(args.memory_mb !== undefined ? { memoryMb: args.memory_mb } : {}),
+            ...(args.max_output_bytes !== undefined
+              ? { maxOutputBytes: args.max_output_bytes }
+              : {}),
+            ...(args.workspace_quota_mb !== undefined
+              ? { workspaceQuotaBytes: Math.round(args.workspace_quota_mb * 1024 ** 2) }
+              : {}),
+          },
+        });
+        return result(
+          { sandbox_id: info.id, sandbox: describe(info) },
+          `created sandbox ${info.id}${info.defaultLanguage ? ` (default language ${info.defaultLanguage})` : ""}`,
+        );
+      },
+    }),
+    tool({
+      name: "close_sandbox",
+      title: "Close a sandbox",
+      description:
+        "Destroy a sandbox: its interpreters and every one of its files. The sandbox_id stops working.",
+      input: { sandbox_id: a.sandboxId },
+      output: { sandbox_id: z.string(), closed: z.boolean() },
+      annotations: { destructiveHint: true, idempotentHint: false },
+      run: async ({ sandbox_id }) => {
+        await service.closeSandbox(sandbox_id);
+        return result(
+          { sandbox_id, closed: true },
+          `closed sandbox ${sandbox_id}; its files are gone`,
+        );
+      },
+    }),
+    tool({
+      name: "get_sandbox_status",
+      title: "Sandbox status",
+      description:
+        "Status of one sandbox (with sandbox_id) or of all open sandboxes: age, last use, languages used, file count and bytes, and when it will be closed for idleness. Also the server's load.",
+      input: { sandbox_id: a.sandboxId.optional() },
+      output: {
+        sandboxes: z.array(sandboxShape),
+        max_sandboxes: z.number(),
+        running_runs: z.number(),
+        queued_runs: z.number(),
+        concurrency: z.number(),
+      },
+      annotations: { readOnlyHint: true },
+      run: async ({ sandbox_id }) => {
+        const list = service.sandboxStatus(sandbox_id).map(describe);
+        const s = service.scheduler;
+        const lines = [
+          `${list.length} sandbox${list.length === 1 ? "" : "es"} (max ${service.sandboxes.maxSandboxes}); runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
+        ];
+        for (const b of list) {
+          lines.push(
+            `${b.sandbox_id}: ${b.file_count} files, ${b.bytes} bytes, languages [${b.languages.join(", ")}], age ${b.age_seconds} s, idle ${b.idle_seconds} s${b.running ? ", running" : ""}`,
+          );
+        }
+        return result(
+          {
+            sandboxes: list,
+            max_sandboxes: service.sandboxes.maxSandboxes,
+            running_runs: s.running,
+            queued_runs: s.queued,
+            concurrency: s.concurrency,
+          },
+          lines.join("\n"),
+        );
+      },
+    }),
+    tool({
+      name: "install_package",
+      title: "Install Python packages",
+      description:
+        "Install Python packages into a sandbox's Python interpreter (Pyodide packages and pure-Python wheels, from the package sources the server operator configured). Give package_name or packages. Installed packages persist in that sandbox only.",
+      input: {
+        sandbox_id: a.sandboxId,
+        package_name: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('One package, e.g. "numpy" or "six==1.16.0"'),
+        packages: z.array(z.string().min(1)).min(1).optional().describe("Several packages"),
+      },
+      output: { sandbox_id: z.string(), installed: z.array(z.string()) },
+      annotations: { openWorldHint: true },
+      run: async ({ sandbox_id, package_name, packages }) => {
+        if ((package_name === undefined) === (packages === undefined)) {
+          throw new PolyboxError(
+            "INVALID_ARGUMENT",
+            'give exactly one of package_name (a string) or packages (a list), e.g. {"package_name": "numpy"}',
+          );
+        }
+        const installed = await service.installPackages(sandbox_id, packages ?? [package_name!]);
+        return result(
+          { sandbox_id, installed },
+          `installed in sandbox ${sandbox_id}: ${installed.join(", ")}`,
+        );
+      },
+    }),
+  ];
+}
+
+function describe(info: ManagedSandboxInfo) {
+  const now = Date.now();
+  return {
+    sandbox_id: info.id,
+    default_language: info.defaultLanguage,
+    created_at: iso(info.createdAt)!,
+    last_used_at: iso(info.lastUsedAt)!,
+    age_seconds: Math.round((now - info.createdAt) / 1000),
+    idle_seconds: Math.round((now - info.lastUsedAt) / 1000),
+    expires_at: iso(info.expiresAt),
+    languages: info.languages,
+    file_count: info.fileCount,
+    bytes: info.bytes,
+    running: info.running,
+    limits: {
+      timeout_ms: info.limits.timeoutMs,
+      memory_mb: info.limits.memoryMb,
+      max_output_bytes: info.limits.maxOutputBytes,
+      workspace_quota_bytes: info.limits.workspaceQuotaBytes,
+    },
+  };
+}
