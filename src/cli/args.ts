@@ -1,0 +1,212 @@
+// CLI: parses argv into a command and typed flags, Deno-style. Permissions are denied unless a
+// flag grants them: `--allow-read=PATH[,PATH]` grants those paths, and a bare `--allow-read`
+// (no value) grants everything, as in Deno. Because of that, --allow-* values must be attached
+// with `=`; other flags also accept a separate value (`--port 8080`). Pure: no I/O, so it is
+// unit-tested on its own.
+
+import path from "node:path";
+import { parseDuration, parseSize } from "../core/limits.js";
+import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
+
+export type Command = "mcp" | "serve" | "run" | "doctor" | "help" | "version";
+
+export interface Flags {
+  allowRead: string[];
+  allowNet: string[];
+  allowEnv: string[];
+  pythonPackages: string[];
+  timeoutMs?: number;
+  memoryMb?: number;
+  maxOutputBytes?: number;
+  workspaceQuotaBytes?: number;
+  maxCodeBytes?: number;
+  concurrency?: number;
+  maxSandboxes?: number;
+  idleTimeoutMs?: number;
+  rateLimit?: RateLimit;
+  jobRetentionMs?: number;
+  tools?: string[];
+  port?: number;
+  host?: string;
+  token?: string;
+  lang?: string;
+  eval?: string;
+  file?: string;
+  json?: boolean;
+}
+
+export interface ParsedArgs {
+  command: Command;
+  flags: Flags;
+}
+
+/** A mistake on the command line: main prints it with a pointer to --help and exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+type Kind = "list" | "allow" | "duration" | "size" | "int" | "rate" | "string" | "bool";
+
+interface FlagSpec {
+  kind: Kind;
+  key: keyof Flags;
+  /** Subcommands that accept it. */
+  on: readonly Command[];
+}
+
+const RUNNERS = ["mcp", "serve", "run"] as const;
+const SERVERS = ["mcp", "serve"] as const;
+
+const FLAGS: Record<string, FlagSpec> = {
+  "allow-read": { kind: "allow", key: "allowRead", on: RUNNERS },
+  "allow-net": { kind: "allow", key: "allowNet", on: RUNNERS },
+  "allow-env": { kind: "allow", key: "allowEnv", on: RUNNERS },
+  "python-packages": { kind: "list", key: "pythonPackages", on: RUNNERS },
+  timeout: { kind: "duration", key: "timeoutMs", on: RUNNERS },
+  memory: { kind: "size", key: "memoryMb", on: RUNNERS },
+  "max-output": { kind: "size", key: "maxOutputBytes", on: RUNNERS },
+  "workspace-quota": { kind: "size", key: "workspaceQuotaBytes", on: RUNNERS },
+  "max-code": { kind: "size", key: "maxCodeBytes", on: RUNNERS },
+  concurrency: { kind: "int", key: "concurrency", on: SERVERS },
+  "max-sandboxes": { kind: "int", key: "maxSandboxes", on: SERVERS },
+  "idle-timeout": { kind: "duration", key: "idleTimeoutMs", on: SERVERS },
+  "rate-limit": { kind: "rate", key: "rateLimit", on: SERVERS },
+  "job-retention": { kind: "duration", key: "jobRetentionMs", on: SERVERS },
+  tools: { kind: "list", key: "tools", on: SERVERS },
+  port: { kind: "int", key: "port", on: ["serve"] },
+  host: { kind: "string", key: "host", on: ["serve"] },
+  token: { kind: "string", key: "token", on: ["serve"] },
+  lang: { kind: "string", key: "lang", on: ["run"] },
+  eval: { kind: "string", key: "eval", on: ["run"] },
+  json: { kind: "bool", key: "json", on: ["doctor"] },
+};
+
+const SHORT: Record<string, string> = { e: "eval", l: "lang" };
+const COMMANDS: readonly string[] = ["mcp", "serve", "run", "doctor", "help"];
+
+export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
+  const flags: Flags = { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] };
+  let command: Command | null = null;
+  const positional: string[] = [];
+  const seen: [string, FlagSpec][] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "--help" || arg === "-h") return { command: "help", flags };
+    if (arg === "--version" || arg === "-V") return { command: "version", flags };
+    const long = /^--([a-z][a-z-]*)(?:=([\s\S]*))?$/.exec(arg);
+    const short = /^-([a-zA-Z])$/.exec(arg);
+    if (!long && !short) {
+      if (command === null && COMMANDS.includes(arg)) command = arg as Command;
+      else if (command === null)
+        throw new UsageError(`unknown command "${arg}"; commands: mcp, serve, run, doctor`);
+      else positional.push(arg);
+      continue;
+    }
+    const name = long ? long[1]! : SHORT[short![1]!];
+    const spec = name === undefined ? undefined : FLAGS[name];
+    if (!spec || name === undefined)
+      throw new UsageError(`unknown flag ${arg}; see polybox --help`);
+    let value = long?.[2];
+    if (value === undefined && spec.kind !== "allow" && spec.kind !== "bool") {
+      value = argv[++i];
+      if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    }
+    seen.push([name, spec]);
+    apply(flags, name, spec, value);
+  }
+  const cmd: Command = command ?? "help";
+  for (const [name, spec] of seen) {
+    if (!spec.on.includes(cmd))
+      throw new UsageError(
+        `--${name} does not apply to "polybox ${cmd}" (it applies to: ${spec.on.join(", ")})`,
+      );
+  }
+  if (cmd === "run") {
+    if (positional.length > 1)
+      throw new UsageError(`polybox run takes one FILE, got: ${positional.join(" ")}`);
+    if (positional[0] !== undefined) flags.file = positional[0];
+    if ((flags.file === undefined) === (flags.eval === undefined)) {
+      throw new UsageError(
+        "polybox run needs a FILE, or -e CODE with --lang (e.g. polybox run --lang python -e 'print(1)')",
+      );
+    }
+  } else if (positional.length > 0) {
+    throw new UsageError(`unexpected argument "${positional[0]}" for polybox ${cmd}`);
+  }
+  if (cmd === "serve" && flags.token === undefined && env.POLYBOX_TOKEN)
+    flags.token = env.POLYBOX_TOKEN;
+  return { command: cmd, flags };
+}
+
+function apply(flags: Flags, name: string, spec: FlagSpec, value: string | undefined): void {
+  if (spec.kind === "allow") {
+    // Bare flag: everything, as Deno does. "*" is what the library reads as "all".
+    const list = flags[spec.key] as string[];
+    if (value === undefined)
+      list.push(name === "allow-read" ? path.parse(process.cwd()).root : "*");
+    else list.push(...splitList(value, name));
+    return;
+  }
+  (flags as unknown as Record<string, unknown>)[spec.key] = convert(flags, name, spec, value);
+}
+
+function convert(flags: Flags, name: string, spec: FlagSpec, value: string | undefined): unknown {
+  const fail = (why: string): never => {
+    throw new UsageError(`--${name}=${value}: ${why}`);
+  };
+  const parsed = <T>(fn: (text: string) => T): T => {
+    try {
+      return fn(value!);
+    } catch (e) {
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+  };
+  switch (spec.kind) {
+    case "list":
+      return [...((flags[spec.key] as string[] | undefined) ?? []), ...splitList(value!, name)];
+    case "duration": {
+      const ms = parsed(parseDuration);
+      return ms > 0 || spec.key === "idleTimeoutMs" ? ms : fail("must be more than 0");
+    }
+    case "size": {
+      const bytes = parsed(parseSize);
+      if (spec.key !== "memoryMb")
+        return bytes > 0 || spec.key === "workspaceQuotaBytes"
+          ? bytes
+          : fail("must be more than 0");
+      const mb = Math.floor(bytes / 1024 ** 2);
+      return mb >= 1 ? mb : fail("memory is counted in MiB: write e.g. 512M or 1G");
+    }
+    case "int": {
+      const n = Number(value);
+      const port = spec.key === "port";
+      if (!/^\d+$/.test(value!) || n < (port ? 0 : 1) || (port && n > 65535)) {
+        fail(`must be a whole number${port ? " from 0 to 65535" : " of at least 1"}`);
+      }
+      return n;
+    }
+    case "rate":
+      return parsed(parseRateLimit);
+    case "bool":
+      return value === undefined || value === "true"
+        ? true
+        : value === "false"
+          ? false
+          : fail("must be true or false");
+    default:
+      return value;
+  }
+}
+
+function splitList(value: string, name: string): string[] {
+  const items = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (items.length === 0) throw new UsageError(`--${name}= needs at least one value`);
+  return items;
+}

@@ -1,0 +1,109 @@
+// CLI: `polybox doctor` — what this machine gives polybox: the Node version, which engines are
+// installed, and which isolation layers are active (and, for those that are not, why). The
+// report is data first (doctorReport) so that other checks can be added to it and `--json`
+// prints it as is; formatDoctor renders it for people.
+
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { isolationLayers, type LayerReport } from "../jail/layers.js";
+import { permissionFlag } from "../jail/permissions.js";
+import { nodeRequirement, version } from "./version.js";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface DoctorReport {
+  version: string;
+  platform: string;
+  node: Check;
+  engines: Check[];
+  layers: LayerReport[];
+  /** The Node permission-model flag the engine host runs under (layer L2). */
+  permissionFlag: string;
+}
+
+const require = createRequire(import.meta.url);
+
+export async function doctorReport(): Promise<DoctorReport> {
+  return {
+    version: version(),
+    platform: `${process.platform}-${process.arch}`,
+    node: nodeCheck(),
+    engines: await engineChecks(),
+    layers: isolationLayers(),
+    permissionFlag: permissionFlag(),
+  };
+}
+
+/** Healthy when Node is supported and every engine was found. */
+export function healthy(report: DoctorReport): boolean {
+  return report.node.ok && report.engines.every((e) => e.ok);
+}
+
+function nodeCheck(): Check {
+  const required = nodeRequirement();
+  const [major = 0, minor = 0, patch = 0] = process.versions.node.split(".").map(Number);
+  const m = /(\d+)\.(\d+)\.(\d+)/.exec(required);
+  const ok = compare([major, minor, patch], m);
+  return { name: "node", ok, detail: `Node ${process.versions.node} (polybox needs ${required})` };
+}
+
+function compare(have: number[], want: RegExpExecArray | null): boolean {
+  if (!want) return true;
+  for (let i = 0; i < 3; i++) {
+    const w = Number(want[i + 1]);
+    if (have[i]! !== w) return have[i]! > w;
+  }
+  return true;
+}
+
+async function engineChecks(): Promise<Check[]> {
+  let assets: typeof import("../jail/assets.js") | null = null;
+  let why = "";
+  try {
+    assets = await import("../jail/assets.js");
+  } catch (e) {
+    why = e instanceof Error ? e.message : String(e);
+  }
+  const file = (name: string, p: string | null | undefined, what: string): Check =>
+    p && existsSync(p)
+      ? { name, ok: true, detail: `${what}: ${p}` }
+      : { name, ok: false, detail: `${what} not found${why ? `: ${why}` : ""}` };
+  const pkg = (name: string, id: string, what: string): Check => {
+    try {
+      return { name, ok: true, detail: `${what}: ${path.dirname(require.resolve(id))}` };
+    } catch (e) {
+      return {
+        name,
+        ok: false,
+        detail: `${what} not installed (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`,
+      };
+    }
+  };
+  return [
+    file("python", assets && path.join(assets.PYODIDE_DIR, "pyodide.asm.wasm"), "Pyodide"),
+    file("javascript", assets?.QUICKJS_WASM, "QuickJS"),
+    pkg("typescript", "amaro", "amaro type stripping (runs in QuickJS)"),
+    pkg("bash", "just-bash", "just-bash"),
+  ];
+}
+
+export function formatDoctor(report: DoctorReport): string {
+  const mark = (ok: boolean) => (ok ? "ok  " : "MISS");
+  const lines = [
+    `polybox ${report.version} on ${report.platform}`,
+    "",
+    `${mark(report.node.ok)} ${report.node.detail}`,
+    "",
+    "Engines:",
+  ];
+  for (const e of report.engines) lines.push(`  ${mark(e.ok)} ${e.name.padEnd(10)} ${e.detail}`);
+  lines.push("", "Isolation layers:");
+  for (const l of report.layers)
+    lines.push(`  ${l.active ? "on " : "off"} ${l.id} ${l.name.padEnd(8)} ${l.detail}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,45 @@
+// CLI: the --help text. Every flag with its default, grouped by what it controls, so that the
+// help is the quickest reference to the defaults the code applies.
+
+export const HELP = `polybox — run untrusted Python, JavaScript, TypeScript and Bash in WebAssembly sandboxes
+
+Usage:
+  polybox mcp [flags]                 MCP server over stdio (for Claude Desktop and other clients)
+  polybox serve [flags]               MCP server over Streamable HTTP at http://HOST:PORT/mcp
+  polybox run [flags] FILE            run a file; language from the extension (.py .js .mjs .ts .sh)
+  polybox run [flags] --lang L -e CODE
+  polybox doctor [--json]             engines found, Node version, isolation layers on this machine
+  polybox --help | --version
+
+Permissions (denied unless granted; a bare flag with no value grants everything, as in Deno):
+  --allow-read=PATH[,PATH]      host paths upload_file may copy files from
+  --allow-net=HOST[,HOST]       hosts the server may fetch Python packages from (guests never get network)
+  --allow-env=NAME[,NAME]       host environment variables passed into guests
+  --python-packages=DIR|URL[,…] Python package sources: wheel directories, Pyodide distributions, PEP 503 indexes
+
+Limits (a flag sets the default and the most a client may ask for):
+  --timeout=30s                 wall-clock time per run
+  --memory=512M                 memory per interpreter
+  --max-output=1M               stdout/stderr bytes kept per run and stream
+  --workspace-quota=100M        bytes of files per sandbox
+  --max-code=1M                 bytes of source code per run
+
+Server (mcp, serve):
+  --concurrency=N               runs at once (default: number of cores); up to 4×N more wait in a queue
+  --max-sandboxes=64            sandboxes open at once
+  --idle-timeout=30m            close sandboxes unused this long (0 = never)
+  --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
+  --job-retention=10m           how long finished async jobs keep their results
+  --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file
+
+HTTP (serve):
+  --port=8765                   port (0 = any free port; the URL is printed on stderr)
+  --host=127.0.0.1              address to listen on
+  --token=SECRET                require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN)
+
+Run:
+  --lang=L, -l L                python, javascript, typescript or bash
+  --eval=CODE, -e CODE          code to run instead of a FILE
+
+Values: sizes like 512M, 1G, 64k; durations like 30s, 5m, 1500ms, 2h.
+`;

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// CLI entry point (the package's `polybox` bin): parses the command line and dispatches. In
+// `mcp` mode stdout belongs to the protocol, so everything else this process says goes to
+// stderr. A usage mistake exits 2; a failure to start exits 1; `run` exits with the run's code.
+
+import { isPolyboxError } from "../core/errors.js";
+import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
+import { doctorReport, formatDoctor, healthy } from "./doctor.js";
+import { HELP } from "./help.js";
+import { runCommand } from "./run.js";
+import { serveCommand } from "./serve.js";
+import { version } from "./version.js";
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ParsedArgs;
+  try {
+    parsed = parseArgs(argv, process.env);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`polybox: ${e.message}\nRun polybox --help for usage.\n`);
+    return 2;
+  }
+  const { command, flags } = parsed;
+  switch (command) {
+    case "help":
+      process.stdout.write(HELP);
+      return 0;
+    case "version":
+      process.stdout.write(`polybox ${version()}\n`);
+      return 0;
+    case "doctor": {
+      const report = await doctorReport();
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatDoctor(report)}\n`,
+      );
+      return healthy(report) ? 0 : 1;
+    }
+    case "run":
+      return runCommand(flags);
+    case "mcp":
+    case "serve":
+      return serveCommand(command, flags);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message =
+      error instanceof UsageError || isPolyboxError(error)
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    process.stderr.write(`polybox: ${message}\n`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);

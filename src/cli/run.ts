@@ -1,0 +1,93 @@
+// CLI: `polybox run FILE` and `polybox run --lang L -e CODE`. The file is the user's own script
+// (read like `deno run` reads it; --allow-read is about what the guest may reach, and the guest
+// reaches no host files). Output streams to the terminal as the guest writes it, and the
+// process exits with the run's exit code.
+
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { Runtime } from "../core/runtime.js";
+import { run } from "../core/sandbox.js";
+import { LANGUAGES, type Language } from "../core/types.js";
+import { type Flags, UsageError } from "./args.js";
+import { runtimeOptions } from "./options.js";
+
+const BY_EXTENSION: Record<string, string> = {
+  ".py": "python",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".sh": "bash",
+  ".bash": "bash",
+};
+
+export function languageOf(file: string | undefined, lang: string | undefined): Language {
+  const wanted = lang ?? (file ? BY_EXTENSION[path.extname(file).toLowerCase()] : undefined);
+  if (wanted === undefined) {
+    throw new UsageError(
+      `cannot tell the language of "${file}" from its extension (.py .js .mjs .ts .sh); pass --lang=L`,
+    );
+  }
+  if (!(LANGUAGES as readonly string[]).includes(wanted)) {
+    const later =
+      wanted === "typescript"
+        ? " (TypeScript is not available in this build; run it as .js if it has no types)"
+        : "";
+    throw new UsageError(
+      `unsupported language "${wanted}"${later}; supported: ${LANGUAGES.join(", ")}`,
+    );
+  }
+  return wanted as Language;
+}
+
+export async function runCommand(flags: Flags): Promise<number> {
+  const language = languageOf(flags.file, flags.lang);
+  let code: string;
+  if (flags.eval !== undefined) code = flags.eval;
+  else {
+    try {
+      code = await readFile(flags.file!, "utf8");
+    } catch (e) {
+      throw new UsageError(
+        `cannot read ${flags.file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      );
+    }
+  }
+  // No warm pools: this process runs one program, so booting spares would only cost time.
+  const runtime = await Runtime.create({
+    ...runtimeOptions(flags),
+    pool: { python: 0, javascript: 0, typescript: 0, bash: 0 },
+  });
+  const controller = new AbortController();
+  const interrupt = () => controller.abort();
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
+  try {
+    const result = await run({
+      language,
+      code,
+      runtime,
+      signal: controller.signal,
+      env: pickEnv(flags.allowEnv),
+      onOutput: (stream, text) =>
+        (stream === "stdout" ? process.stdout : process.stderr).write(text),
+    });
+    if (result.message) process.stderr.write(`polybox: ${result.status}: ${result.message}\n`);
+    for (const note of result.notes ?? []) process.stderr.write(`polybox: note: ${note}\n`);
+    return result.exitCode;
+  } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
+    await runtime.close();
+  }
+}
+
+/** Host environment variables the user allowed with --allow-env ("*" = all). */
+function pickEnv(names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && (names.includes("*") || names.includes(name))) out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+// CLI: `polybox mcp` (stdio) and `polybox serve` (Streamable HTTP). Both build one Runtime (the
+// engine host) and one SandboxService from the flags, serve until the client leaves or a signal
+// arrives, then close every sandbox and the engine host before exiting.
+
+import { Runtime } from "../core/runtime.js";
+import { SandboxService } from "../core/service.js";
+import { serveHttp } from "../mcp/http.js";
+import { checkToolNames } from "../mcp/server.js";
+import { serveStdio } from "../mcp/stdio.js";
+import type { Flags } from "./args.js";
+import { runtimeOptions, serviceOptions } from "./options.js";
+import { version } from "./version.js";
+
+export const DEFAULT_PORT = 8765;
+export const DEFAULT_HOST = "127.0.0.1";
+
+const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
+
+export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
+  if (flags.tools) checkToolNames(flags.tools);
+  // A bug in one request must not take down every client's sandboxes with it.
+  process.on("unhandledRejection", (reason) =>
+    log(
+      `unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    ),
+  );
+  const runtime = await Runtime.create(runtimeOptions(flags));
+  const service = new SandboxService({ runtime, ...serviceOptions(flags) });
+  const signalled = new Promise<string>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  const common = { service, version: version(), ...(flags.tools ? { tools: flags.tools } : {}) };
+  try {
+    if (command === "mcp") {
+      log(`MCP server on stdio (polybox ${version()})`);
+      await Promise.race([serveStdio(common), signalled]);
+    } else {
+      const host = flags.host ?? DEFAULT_HOST;
+      if (!flags.token && !["127.0.0.1", "localhost", "::1"].includes(host)) {
+        log(
+          `warning: listening on ${host} without a token; anyone who can reach it can run code. Set --token or POLYBOX_TOKEN`,
+        );
+      }
+      const http = await serveHttp({
+        ...common,
+        host,
+        port: flags.port ?? DEFAULT_PORT,
+        ...(flags.token ? { token: flags.token } : {}),
+      });
+      log(`MCP server on ${http.url}${flags.token ? " (bearer token required)" : ""}`);
+      log(`stopping on ${await signalled}`);
+      await http.close();
+    }
+  } finally {
+    await service.close();
+    await runtime.close();
+  }
+  return 0;
+}
