@@ -198,7 +198,7 @@ export class JobManager {
     throw new PolyboxError(
       "JOB_NOT_FOUND",
       this.forgotten.has(id)
-        ? `job ${id} finished more than ${keep} ago and its result was forgotten (--job-retention=${keep})`
+        ? `job ${id} finished more than ${keep} ago and its result was forgotten: finished jobs are kept for ${keep} (--job-retention)`
         : `no job with id ${JSON.stringify(id)}; use a job_id returned by a call with async: true (finished jobs are kept for ${keep})`,
     );
   }

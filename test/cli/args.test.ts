@@ -1,0 +1,144 @@
+// Unit tests for the CLI's flag parsing (the built dist/cli/args.js): Deno-style permissions,
+// limits with units, server options, and the mistakes that must be usage errors.
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseArgs, UsageError } from "../../dist/cli/args.js";
+import { runtimeOptions } from "../../dist/cli/options.js";
+import { languageOf } from "../../dist/cli/run.js";
+
+describe("parseArgs", () => {
+  it("denies everything by default", () => {
+    expect(parseArgs(["mcp"])).toEqual({
+      command: "mcp",
+      flags: { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] },
+    });
+  });
+
+  it("reads comma lists, repeats, and bare --allow-X as allow-all (as Deno does)", () => {
+    const { flags } = parseArgs([
+      "serve",
+      "--allow-read=/a,/b",
+      "--allow-read=/c",
+      "--allow-net=pypi.org,127.0.0.1:8080",
+      "--allow-env",
+    ]);
+    expect(flags.allowRead).toEqual(["/a", "/b", "/c"]);
+    expect(flags.allowNet).toEqual(["pypi.org", "127.0.0.1:8080"]);
+    expect(flags.allowEnv).toEqual(["*"]);
+    expect(parseArgs(["mcp", "--allow-read"]).flags.allowRead).toEqual([
+      path.parse(process.cwd()).root,
+    ]);
+    expect(parseArgs(["mcp", "--allow-net"]).flags.allowNet).toEqual(["*"]);
+  });
+
+  it("parses limits with units, with = or a separate value", () => {
+    const { flags } = parseArgs([
+      "mcp",
+      "--timeout=300s",
+      "--memory",
+      "1G",
+      "--max-output=64k",
+      "--workspace-quota=100M",
+      "--max-code=2M",
+    ]);
+    expect(flags).toMatchObject({
+      timeoutMs: 300_000,
+      memoryMb: 1024,
+      maxOutputBytes: 65_536,
+      workspaceQuotaBytes: 100 * 1024 ** 2,
+      maxCodeBytes: 2 * 1024 ** 2,
+    });
+    expect(runtimeOptions(flags)).toMatchObject({
+      limits: { timeoutMs: 300_000, memoryMb: 1024 },
+      maxLimits: { timeoutMs: 300_000, memoryMb: 1024 },
+    });
+  });
+
+  it("parses server options", () => {
+    const { flags } = parseArgs([
+      "serve",
+      "--concurrency=3",
+      "--max-sandboxes=5",
+      "--idle-timeout=30m",
+      "--rate-limit=10cpu-s/min",
+      "--job-retention=10m",
+      "--tools=execute_python,read_file",
+      "--port=0",
+      "--host=0.0.0.0",
+      "--token=t",
+    ]);
+    expect(flags).toMatchObject({
+      concurrency: 3,
+      maxSandboxes: 5,
+      idleTimeoutMs: 1_800_000,
+      rateLimit: { cpuMs: 10_000, windowMs: 60_000 },
+      jobRetentionMs: 600_000,
+      tools: ["execute_python", "read_file"],
+      port: 0,
+      host: "0.0.0.0",
+      token: "t",
+    });
+  });
+
+  it("takes the token from POLYBOX_TOKEN unless --token is given", () => {
+    expect(parseArgs(["serve"], { POLYBOX_TOKEN: "env" }).flags.token).toBe("env");
+    expect(parseArgs(["serve", "--token=flag"], { POLYBOX_TOKEN: "env" }).flags.token).toBe("flag");
+  });
+
+  it("reads run's FILE, -e and --lang", () => {
+    expect(parseArgs(["run", "--timeout=5s", "script.py"]).flags).toMatchObject({
+      file: "script.py",
+      timeoutMs: 5000,
+    });
+    expect(parseArgs(["run", "--lang", "bash", "-e", "echo -n hi"]).flags).toMatchObject({
+      lang: "bash",
+      eval: "echo -n hi",
+    });
+  });
+
+  it("answers --help and --version anywhere", () => {
+    expect(parseArgs([]).command).toBe("help");
+    expect(parseArgs(["mcp", "--help"]).command).toBe("help");
+    expect(parseArgs(["-V"]).command).toBe("version");
+  });
+
+  it.each([
+    [["frobnicate"], /unknown command "frobnicate"/],
+    [["mcp", "--allow-reed=/x"], /unknown flag --allow-reed/],
+    [["mcp", "--timeout=soon"], /--timeout=soon: cannot read "soon" as a duration/],
+    [["mcp", "--memory=100"], /memory is counted in MiB/],
+    [["mcp", "--concurrency=0"], /--concurrency=0: must be a whole number of at least 1/],
+    [["mcp", "--rate-limit=10/min"], /write it as N cpu-s\/min/],
+    [["serve", "--port=70000"], /from 0 to 65535/],
+    [["mcp", "--port=1"], /--port does not apply to "polybox mcp"/],
+    [["run", "--concurrency=2", "x.py"], /--concurrency does not apply to "polybox run"/],
+    [["run"], /needs a FILE, or -e CODE/],
+    [["run", "a.py", "b.py"], /takes one FILE/],
+    [["mcp", "extra"], /unexpected argument "extra"/],
+    [["mcp", "--allow-read="], /needs at least one value/],
+    [["mcp", "--timeout"], /--timeout needs a value/],
+  ])("refuses %j", (argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(UsageError);
+    expect(() => parseArgs(argv)).toThrow(message);
+  });
+});
+
+describe("languageOf", () => {
+  it("maps extensions, and --lang wins", () => {
+    expect(["a.py", "a.js", "a.mjs", "a.ts", "a.sh"].map((f) => languageOf(f, undefined))).toEqual([
+      "python",
+      "javascript",
+      "javascript",
+      "typescript",
+      "bash",
+    ]);
+    expect(languageOf("script", "python")).toBe("python");
+    expect(() => languageOf("a.rb", undefined)).toThrow(
+      /cannot tell the language of "a.rb".*pass --lang/,
+    );
+    expect(() => languageOf(undefined, "cobol")).toThrow(
+      /unsupported language "cobol"; supported: python, javascript/,
+    );
+  });
+});

@@ -1,0 +1,136 @@
+// Test helpers for the MCP server: start the BUILT CLI as a real child process and connect the
+// SDK's real Client to it, over stdio or Streamable HTTP. Each handle's close() shuts the client
+// and the process down and resolves with how the process exited, so tests can assert it ended.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export const CLI = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+export interface McpHandle {
+  client: Client;
+  /** Everything the server wrote to stderr so far. */
+  stderr: () => string;
+  /** Closes the client and waits for the server process to exit; returns its exit code/signal. */
+  close: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read structured results whose shape the output schema already checked
+export type ToolResult = CallToolResult & { structuredContent?: Record<string, any> };
+
+export async function stdioServer(args: string[] = []): Promise<McpHandle> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", ...args],
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: "polybox-test", version: "0.0.0" });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  return {
+    client,
+    stderr: () => stderr,
+    close: async () => {
+      await client.close();
+      return waitForPid(pid);
+    },
+  };
+}
+
+/** Polls until the process is gone: the stdio transport owns the ChildProcess and hides it. */
+async function waitForPid(
+  pid: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return { code: 0, signal: null };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server process ${pid} did not exit`);
+}
+
+export interface HttpHandle extends McpHandle {
+  url: string;
+  child: ChildProcess;
+  /** Connects one more client (another session) to the same server. */
+  connect: (token?: string) => Promise<Client>;
+}
+
+export async function httpServer(
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<HttpHandle> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  let stderr = "";
+  let stdout = "";
+  child.stdout!.on("data", (c: Buffer) => {
+    stdout += c.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on("data", (c: Buffer) => {
+      stderr += c.toString();
+      const m = /MCP server on (http:\/\/\S+\/mcp)/.exec(stderr);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`serve exited (${code}) before listening: ${stderr}`)),
+    );
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const clients: Client[] = [];
+  const connect = async (token?: string) => {
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+    });
+    const client = new Client({ name: "polybox-test", version: "0.0.0" });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  };
+  const token = env.POLYBOX_TOKEN ?? /--token[= ](\S+)/.exec(args.join(" "))?.[1];
+  const client = await connect(token);
+  return {
+    url,
+    child,
+    client,
+    connect,
+    stderr: () => stderr + (stdout ? `\n[stdout: ${stdout}]` : ""),
+    close: async () => {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args }, undefined, {
+    timeout: 120_000,
+  })) as ToolResult;
+}
+
+/** The text of a result's first text block. */
+export function text(result: ToolResult): string {
+  const block = result.content.find((c) => c.type === "text");
+  return block && block.type === "text" ? block.text : "";
+}

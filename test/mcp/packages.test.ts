@@ -1,0 +1,57 @@
+// End to end over stdio: install_package from a local wheel directory granted with
+// --python-packages, then the package imported in that sandbox; and a missing package's error.
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, type McpHandle, stdioServer, text } from "../helpers/mcp-client.js";
+import { buildWheel } from "../helpers/wheel.js";
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-wheels-"));
+let server: McpHandle;
+
+beforeAll(async () => {
+  const wheel = buildWheel(
+    "polybox-mcp-demo",
+    "1.0.0",
+    "polybox_mcp_demo",
+    "def greet(who):\n    return f'hello {who}'\n",
+  );
+  writeFileSync(path.join(dir, wheel.fileName), wheel.data);
+  server = await stdioServer([`--python-packages=${dir}`]);
+});
+
+afterAll(async () => {
+  expect(await server.close()).toEqual({ code: 0, signal: null });
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("install_package", () => {
+  it("installs a wheel into one sandbox, where it imports", async () => {
+    const sandbox_id = (await call(server.client, "create_sandbox", { language: "python" }))
+      .structuredContent?.sandbox_id;
+    const r = await call(server.client, "install_package", {
+      sandbox_id,
+      package_name: "polybox-mcp-demo",
+    });
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.structuredContent).toEqual({ sandbox_id, installed: ["polybox-mcp-demo"] });
+    const use = await call(server.client, "execute_code", {
+      sandbox_id,
+      code: "import polybox_mcp_demo\npolybox_mcp_demo.greet('mcp')",
+    });
+    expect(use.structuredContent?.value).toBe("'hello mcp'");
+  });
+
+  it("says which package was not found and where it looked", async () => {
+    const sandbox_id = (await call(server.client, "create_sandbox", {})).structuredContent
+      ?.sandbox_id;
+    const r = await call(server.client, "install_package", {
+      sandbox_id,
+      packages: ["no-such-dist-abc"],
+    });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^PACKAGE_NOT_FOUND: .*no-such-dist-abc.*polybox-wheels-/);
+  });
+});
