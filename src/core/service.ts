@@ -59,6 +59,19 @@ export interface ReadFileResult {
 /** read_file answers in one message; bigger files are for the guest to process. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
+const NOT_STARTED: RunResult = {
+  status: "cancelled",
+  stdout: "",
+  stderr: "",
+  exitCode: 130,
+  value: null,
+  durationMs: 0,
+  truncated: false,
+  filesChanged: [],
+  images: [],
+  displays: [],
+};
+
 export class SandboxService {
   readonly runtime: Runtime;
   readonly sandboxes: SandboxManager;
@@ -88,8 +101,19 @@ export class SandboxService {
 
   /** Runs code and waits for the result. Admission errors (busy, rate limit) throw. */
   async execute(client: string, request: ExecuteRequest): Promise<ExecuteResult> {
-    const result = await this.start(client, request, request.signal, request.onOutput, () => {});
-    return { ...result, sandboxId: request.sandboxId ?? null };
+    const sandboxId = request.sandboxId ?? null;
+    try {
+      const result = await this.start(client, request, request.signal, request.onOutput, () => {});
+      return { ...result, sandboxId };
+    } catch (error) {
+      // Aborted while waiting in the queue: the run never started, which is a result, not a fault.
+      if (!request.signal?.aborted) throw error;
+      return {
+        ...NOT_STARTED,
+        message: "cancelled while waiting in the queue; it never started",
+        sandboxId,
+      };
+    }
   }
 
   /** Starts a run as a job and returns at once with its id (status "queued"). */

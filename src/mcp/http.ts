@@ -61,8 +61,10 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     let body: unknown;
     if (req.method === "POST") {
       const raw = await readBody(req);
-      if (raw === null)
+      if (raw === null) {
+        res.setHeader("connection", "close"); // the rest of the body is left unread
         return reply(res, 413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
+      }
       try {
         body = JSON.parse(raw.toString("utf8"));
       } catch {

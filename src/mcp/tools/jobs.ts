@@ -1,8 +1,10 @@
 // MCP adapter: the async-job tools. A job comes from execute_* / execute_code with async: true;
 // these tools read its status and output (also while it runs) and cancel it.
 
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { jobStructured, jobText } from "../render.js";
+import type { JobInfo } from "../../index.js";
+import { imageContent, jobStructured, jobText } from "../render.js";
 import { JOB_STATUSES, runResultShape } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
@@ -94,9 +96,10 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
   ];
 }
 
-function jobResult(job: Parameters<typeof jobText>[0]) {
+/** A finished job's images are attached as they would be for a run that was waited for. */
+function jobResult(job: JobInfo): CallToolResult & { structuredContent: Record<string, unknown> } {
   return {
-    content: [{ type: "text" as const, text: jobText(job) }],
+    content: [{ type: "text", text: jobText(job) }, ...imageContent(job.result?.images ?? [])],
     structuredContent: jobStructured(job),
   };
 }
