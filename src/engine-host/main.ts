@@ -5,7 +5,7 @@
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { EngineAssets, EngineLanguage, HostEvent, HostRequest } from "../protocol/messages.js";
+import type { EngineAssets, EngineLanguage, EngineResult, HostEvent, HostRequest } from "../protocol/messages.js";
 import type { Interpreter } from "./interpreter.js";
 import { type PoolPolicy, type PoolSizes, Pools } from "./pool.js";
 
@@ -61,6 +61,10 @@ async function loadAssets(): Promise<EngineAssets> {
 const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log, config.poolPolicy);
 const sessions = new Map<string, Interpreter>();
 const running = new Map<number, Interpreter>();
+/** Runs received and not yet answered. */
+const pending = new Set<number>();
+/** Runs cancelled before their interpreter was ready (still booting or queued in `take`). */
+const cancelledEarly = new Set<number>();
 
 async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void> {
   const { id, session, language } = request;
@@ -71,6 +75,11 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
   }
   const fresh = interpreter === undefined;
   interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  if (cancelledEarly.delete(id)) {
+    if (fresh) interpreter.dispose();
+    send({ type: "result", id, result: cancelledResult() });
+    return;
+  }
   if (session) sessions.set(session, interpreter);
   running.set(id, interpreter);
   try {
@@ -88,14 +97,37 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
   }
 }
 
+function cancelledResult(): EngineResult {
+  return {
+    status: "cancelled",
+    stdout: "",
+    stderr: "",
+    exitCode: 130,
+    value: null,
+    truncated: false,
+    message: "cancelled before it started",
+    changes: { files: [], dirs: [], removed: [] },
+    displays: [],
+  };
+}
+
 process.on("message", (message: HostRequest) => {
   switch (message?.type) {
     case "run":
-      run(message).catch((error: unknown) => send({ type: "failed", id: message.id, message: String(error) }));
+      pending.add(message.id);
+      run(message)
+        .catch((error: unknown) => send({ type: "failed", id: message.id, message: String(error) }))
+        .finally(() => {
+          pending.delete(message.id);
+          cancelledEarly.delete(message.id);
+        });
       break;
-    case "cancel":
-      running.get(message.id)?.cancel();
+    case "cancel": {
+      const interpreter = running.get(message.id);
+      if (interpreter) interpreter.cancel();
+      else if (pending.has(message.id)) cancelledEarly.add(message.id);
       break;
+    }
     case "dispose": {
       const interpreter = sessions.get(message.session);
       sessions.delete(message.session);

@@ -63,7 +63,9 @@ export class EngineHost {
       this.inFlight.set(id, { resolve, output, maxOutputBytes: request.limits.maxOutputBytes, backstop });
       this.ref();
       this.send(child, { type: "run", id, session, language, request });
-      signal?.addEventListener("abort", () => this.send(child, { type: "cancel", id }), { once: true });
+      // An abort may already have happened during the caller's own awaits; it still counts.
+      if (signal?.aborted) this.send(child, { type: "cancel", id });
+      else signal?.addEventListener("abort", () => this.send(child, { type: "cancel", id }), { once: true });
     });
   }
 

@@ -39,11 +39,22 @@ describe("lifecycle", () => {
     expect((await sb.run("javascript", "1 + 1")).value).toBe("2");
   });
 
+  it("cancels a run whose interpreter is still booting, without waiting for its timeout", async () => {
+    await using cold = await testRuntime({ pool: { python: 0, javascript: 0, typescript: 0, bash: 0 } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const started = Date.now();
+    const r = await run({ runtime: cold, language: "python", code: "while True: pass", timeoutMs: 60_000, signal: controller.signal });
+    expect(r.status).toBe("cancelled");
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
   it("leaves no worker or memory growth behind after 200 mixed runs", async () => {
-    const languages: Language[] = ["python", "javascript", "bash"];
+    const languages: Language[] = ["python", "javascript", "typescript", "bash"];
     const code: Record<Language, string> = {
       python: "print(sum(range(100)))",
       javascript: "console.log([1,2,3].map(x => x * 2).join(','))",
+      typescript: "const n: number = 6 * 7;\nconsole.log(n)",
       bash: "echo $((6 * 7))",
     };
     const warm = async () => {
@@ -54,7 +65,7 @@ describe("lifecycle", () => {
     const before = await runtime.host.stats();
     const keep = await Sandbox.create({ runtime });
     for (let i = 0; i < 200; i++) {
-      const language = languages[i % 3]!;
+      const language = languages[i % languages.length]!;
       const r = i % 2 === 0 ? await run({ runtime, language, code: code[language] }) : await keep.run(language, code[language]);
       expect(r.status).toBe("ok");
     }
