@@ -1,0 +1,61 @@
+// T15 just-bash surface: the shell is an interpreter with its own in-memory file system and
+// commands. Its network commands and its embedded language runtimes must be absent, and the host's
+// paths must not exist in it.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  expectRuntimeAnswers,
+  newSandbox,
+  type Runtime,
+  type Sandbox,
+  securityRuntime,
+} from "../helpers/security-env.js";
+
+let rt: Runtime;
+let sb: Sandbox;
+
+beforeAll(async () => {
+  rt = await securityRuntime();
+  sb = await newSandbox(rt);
+});
+
+afterAll(async () => {
+  await rt?.close();
+});
+
+const ABSENT = [
+  "curl",
+  "wget",
+  "nc",
+  "ssh",
+  "python3",
+  "python",
+  "node",
+  "js-exec",
+  "deno",
+  "bun",
+  "perl",
+  "ruby",
+  "sudo",
+  "su",
+  "mount",
+  "chroot",
+];
+
+it.each(ABSENT)("T15 just-bash commands: %s is absent or fails", async (cmd) => {
+  const r = await sb.run(
+    "bash",
+    `${cmd} --version; echo "rc=$?"; command -v ${cmd}; echo "which=$?"`,
+  );
+  expect(r.stdout).toMatch(/rc=(126|127)\b/);
+  expect(r.stdout).toMatch(/which=1\b/);
+});
+
+it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root, /tmp do not exist", async () => {
+  const r = await sb.run(
+    "bash",
+    'for p in /etc/passwd /etc/shadow /proc/self/environ /proc/1/cmdline /home /root /tmp /var /sys /dev/sda; do test -e $p && echo "EXISTS $p" || echo "absent $p"; done; ls /',
+  );
+  expect(r.stdout).not.toMatch(/EXISTS/);
+  expect(r.stdout).toMatch(/absent \/etc\/passwd/);
+  await expectRuntimeAnswers(rt);
+});

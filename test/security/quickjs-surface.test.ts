@@ -1,0 +1,128 @@
+// T13 QuickJS surface: what guest JavaScript can touch. Its `process` is a small fake (not the
+// host's), `require` serves only fs, fs/promises and path (workspace-only), and no function it
+// can reach leads to a host Function or realm: every constructor chain ends in QuickJS's own.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  expectRuntimeAnswers,
+  newSandbox,
+  type Runtime,
+  type Sandbox,
+  securityRuntime,
+} from "../helpers/security-env.js";
+
+let rt: Runtime;
+let sb: Sandbox;
+
+beforeAll(async () => {
+  rt = await securityRuntime();
+  sb = await newSandbox(rt);
+});
+
+afterAll(async () => {
+  await rt?.close();
+});
+
+async function value(code: string): Promise<string | null> {
+  const r = await sb.run("javascript", code);
+  expect(r.status, r.stderr).toBe("ok");
+  return r.value;
+}
+
+it("T13 QuickJS process: the guest's process is a fake with no versions, binding, dlopen or pid", async () => {
+  expect(
+    await value(
+      "JSON.stringify([typeof process.versions, typeof process.binding, typeof process.dlopen, typeof process.pid, typeof process.getBuiltinModule, typeof process.mainModule, process.platform, Object.keys(process).sort()])",
+    ),
+  ).toBe(
+    '"[\\"undefined\\",\\"undefined\\",\\"undefined\\",\\"undefined\\",\\"undefined\\",\\"undefined\\",\\"polybox\\",[\\"argv\\",\\"cwd\\",\\"env\\",\\"exit\\",\\"platform\\",\\"stderr\\",\\"stdout\\"]]"',
+  );
+});
+
+it("T13 QuickJS require: every module but fs, fs/promises and path fails", async () => {
+  const denied = [
+    "child_process",
+    "node:child_process",
+    "net",
+    "http",
+    "https",
+    "http2",
+    "os",
+    "vm",
+    "worker_threads",
+    "module",
+    "v8",
+    "inspector",
+    "dns",
+    "dgram",
+    "tls",
+    "process",
+    "crypto",
+    "url",
+    "util",
+    "buffer",
+    "wasi",
+    "cluster",
+    "../../dist/index.js",
+    "/etc/passwd",
+    "ws",
+    "undici",
+    "pyodide",
+    "just-bash",
+    "quickjs-emscripten",
+  ];
+  const out = await value(
+    `JSON.stringify(${JSON.stringify(denied)}.map((m) => { try { require(m); return m + ": LOADED"; } catch (e) { return e.code; } }))`,
+  );
+  expect(JSON.parse(JSON.parse(out!))).toEqual(denied.map(() => "MODULE_NOT_FOUND"));
+  expect(
+    await value(
+      "[typeof require('fs').readFileSync, typeof require('node:fs/promises').readFile, require('path').join('a', 'b')]",
+    ),
+  ).toBe('[ "function", "function", "a/b" ]');
+});
+
+it("T13 QuickJS Function-to-host: constructors of every provided function are QuickJS's own Function", async () => {
+  const out = await value(`{
+    const fs = require("fs");
+    const fns = [console.log, require, process.exit, process.cwd, process.stdout.write, fs.readFileSync, fs.promises.readFile, setTimeout, TextEncoder, require("path").join];
+    const hostError = (() => { try { fs.readFileSync("/etc/passwd"); } catch (e) { return e; } })();
+    const realm = Function("return this")();
+    JSON.stringify({
+      allOwnFunction: fns.every((f) => f.constructor === Function && Object.getPrototypeOf(f) === Function.prototype),
+      errorIsOwn: hostError instanceof Error && hostError.constructor === Error,
+      realmIsGlobal: realm === globalThis,
+      hostGlobals: ["__polybox", "WebAssembly", "fetch", "Buffer", "global", "module", "exports", "__dirname", "importScripts", "Deno", "Bun"].filter((k) => k in realm),
+      viaConstructor: this.constructor.constructor("return typeof __polybox + ',' + typeof WebAssembly")(),
+      viaAsync: typeof (async () => {}).constructor("return 1"),
+      viaGenerator: typeof (function* () {}).constructor("yield 1"),
+    });
+  }`);
+  expect(JSON.parse(JSON.parse(out!))).toEqual({
+    allOwnFunction: true,
+    errorIsOwn: true,
+    realmIsGlobal: true,
+    hostGlobals: [],
+    viaConstructor: "undefined,undefined",
+    viaAsync: "function",
+    viaGenerator: "function",
+  });
+  await expectRuntimeAnswers(rt);
+});
+
+it("T13 QuickJS Function-to-host: poisoning Object/JSON/Array prototypes does not hand the guest the host bridge", async () => {
+  const r = await sb.run(
+    "javascript",
+    `{
+      const seen = [];
+      const origParse = JSON.parse;
+      JSON.parse = function (s) { seen.push(typeof this); return origParse(s); };
+      Object.defineProperty(Object.prototype, "host", { set(v) { seen.push("host:" + typeof v); }, configurable: true });
+      Array.prototype.push = function (...a) { seen[seen.length] = "push:" + a.map((x) => typeof x).join("/"); return 0; };
+      try { require("fs").readdirSync("/workspace"); } catch (e) {}
+      console.log("calls", seen.length, typeof globalThis.__polybox);
+      JSON.parse = origParse;
+    }`,
+  );
+  expect(r.stdout).toMatch(/calls \d+ undefined/);
+  await expectRuntimeAnswers(rt);
+});
