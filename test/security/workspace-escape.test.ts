@@ -163,4 +163,19 @@ describe("T7 workspace escape: guest code", () => {
     }
     await expectRuntimeAnswers(rt);
   });
+
+  it("T7 workspace escape: a guest file name the host cannot hold (300 bytes) ends in a result, not an exception", async () => {
+    const s = await newSandbox(rt);
+    try {
+      const outcome = await s.run("python", "open('n' * 300, 'w').write('x')").then(
+        (r) => r.status,
+        (e: unknown) => `threw ${String(e).slice(0, 200)}`,
+      );
+      expect(outcome).not.toMatch(/^threw/);
+      for (const f of await s.files.list()) expect(f.path.length).toBeLessThanOrEqual(255);
+    } finally {
+      await s.close();
+    }
+    await expectRuntimeAnswers(rt);
+  });
 });
