@@ -50,4 +50,3 @@ export interface RuntimeOptions {
    * package index URLs (PEP 503), tried in order. URLs also need their host in `permissions.net`. */
   pythonPackages?: string[];
 }
-

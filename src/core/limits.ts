@@ -69,7 +69,10 @@ export function resolveLimits(
     }
     const name = key as keyof Limits;
     if (typeof value !== "number" || !Number.isFinite(value) || !Number.isInteger(value)) {
-      throw new PolyboxError("INVALID_ARGUMENT", `limit ${name} must be an integer, got ${String(value)}`);
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `limit ${name} must be an integer, got ${String(value)}`,
+      );
     }
     if (value < MINIMUMS[name] || value > max[name]) {
       throw new PolyboxError(
@@ -108,7 +111,8 @@ function formatDuration(ms: number): string {
 /** Parses CLI sizes such as `512M`, `1G`, `100k`, `2048` (bytes). */
 export function parseSize(text: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?$/i.exec(text.trim());
-  if (!m) throw new PolyboxError("INVALID_ARGUMENT", `cannot read "${text}" as a size (e.g. 512M, 1G)`);
+  if (!m)
+    throw new PolyboxError("INVALID_ARGUMENT", `cannot read "${text}" as a size (e.g. 512M, 1G)`);
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2]!.toLowerCase()]!;
   return Math.round(Number(m[1]) * unit);
 }
@@ -116,7 +120,11 @@ export function parseSize(text: string): number {
 /** Parses CLI durations such as `300s`, `5m`, `1500ms`, `30` (seconds). */
 export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(text.trim());
-  if (!m) throw new PolyboxError("INVALID_ARGUMENT", `cannot read "${text}" as a duration (e.g. 30s, 5m)`);
+  if (!m)
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `cannot read "${text}" as a duration (e.g. 30s, 5m)`,
+    );
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s").toLowerCase()]!;
   return Math.round(Number(m[1]) * unit);
 }

@@ -37,7 +37,8 @@ export interface PackageOptions {
   cacheDir: string;
 }
 
-export const PYODIDE_CDN = (version: string) => `https://cdn.jsdelivr.net/pyodide/v${version}/full/`;
+export const PYODIDE_CDN = (version: string) =>
+  `https://cdn.jsdelivr.net/pyodide/v${version}/full/`;
 
 /** PEP 503 normalization: `Foo_Bar.baz` → `foo-bar-baz`. */
 export function normalizeName(name: string): string {
@@ -50,8 +51,13 @@ function readLock(): { version: string; packages: Map<string, LockPackage> } {
   const lock = JSON.parse(readFileSync(path.join(PYODIDE_DIR, "pyodide-lock.json"), "utf8")) as {
     packages: Record<string, LockPackage>;
   };
-  const version = (JSON.parse(readFileSync(path.join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string }).version;
-  return { version, packages: new Map(Object.values(lock.packages).map((p) => [normalizeName(p.name), p])) };
+  const version = (
+    JSON.parse(readFileSync(path.join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string }
+  ).version;
+  return {
+    version,
+    packages: new Map(Object.values(lock.packages).map((p) => [normalizeName(p.name), p])),
+  };
 }
 
 export class PackageResolver {
@@ -59,13 +65,16 @@ export class PackageResolver {
   private readonly importIndex = new Map<string, string>();
 
   constructor(private readonly options: PackageOptions) {
-    for (const [name, p] of this.lock.packages) for (const i of p.imports) this.importIndex.set(i, name);
+    for (const [name, p] of this.lock.packages)
+      for (const i of p.imports) this.importIndex.set(i, name);
   }
 
   /** Lock-file packages that provide the top-level modules `code` imports. */
   packagesForImports(code: string): string[] {
     const found = new Set<string>();
-    for (const m of code.matchAll(/^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))/gm)) {
+    for (const m of code.matchAll(
+      /^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))/gm,
+    )) {
       const names = m[1] ? [m[1]] : m[2]!.split(",").map((s) => s.trim().split(/[.\s]/)[0]!);
       for (const n of names) {
         const pkg = this.importIndex.get(n);
@@ -94,7 +103,10 @@ export class PackageResolver {
     const locked = this.lock.packages.get(key);
     const tried: string[] = [];
     const refused: string[] = [];
-    for (const source of [...this.options.sources, ...(locked ? [PYODIDE_CDN(this.lock.version)] : [])]) {
+    for (const source of [
+      ...this.options.sources,
+      ...(locked ? [PYODIDE_CDN(this.lock.version)] : []),
+    ]) {
       const isUrl = /^https?:\/\//.test(source);
       tried.push(source);
       if (!isUrl) {
@@ -107,7 +119,9 @@ export class PackageResolver {
         refused.push(host);
         continue;
       }
-      const wheel = locked ? await this.fromLockUrl(source, locked) : await this.fromIndex(source, key);
+      const wheel = locked
+        ? await this.fromLockUrl(source, locked)
+        : await this.fromIndex(source, key);
       if (wheel) return wheel;
     }
     const hint = refused.length
@@ -121,7 +135,9 @@ export class PackageResolver {
 
   private hostAllowed(url: string): boolean {
     const u = new URL(url);
-    return this.options.allowNet.some((grant) => grant === u.host || grant === u.hostname || grant === "*");
+    return this.options.allowNet.some(
+      (grant) => grant === u.host || grant === u.hostname || grant === "*",
+    );
   }
 
   private fromDirectory(dir: string, key: string, locked: LockPackage | undefined): Wheel | null {
@@ -129,7 +145,10 @@ export class PackageResolver {
     const files = readdirSync(dir).filter((f) => f.endsWith(".whl"));
     const file = locked
       ? files.find((f) => f === locked.file_name)
-      : files.filter((f) => normalizeName(f.split("-")[0]!) === key).sort().pop();
+      : files
+          .filter((f) => normalizeName(f.split("-")[0]!) === key)
+          .sort()
+          .pop();
     if (!file) return null;
     const data = new Uint8Array(readFileSync(path.join(dir, file)));
     if (locked) this.checkHash(key, file, data, locked.sha256, dir);
@@ -140,26 +159,44 @@ export class PackageResolver {
     const url = new URL(locked.file_name, base.endsWith("/") ? base : `${base}/`).href;
     const data = await this.download(url, locked.sha256);
     this.checkHash(locked.name, locked.file_name, data, locked.sha256, url);
-    return { name: normalizeName(locked.name), fileName: locked.file_name, data, installDir: installDirOf(locked) };
+    return {
+      name: normalizeName(locked.name),
+      fileName: locked.file_name,
+      data,
+      installDir: installDirOf(locked),
+    };
   }
 
   /** PEP 503 simple index: `{index}/{name}/` lists wheel links, optionally with `#sha256=`. */
   private async fromIndex(index: string, key: string): Promise<Wheel | null> {
     const page = new URL(`${key}/`, index.endsWith("/") ? index : `${index}/`).href;
     const response = await fetch(page).catch((e: unknown) => {
-      throw new PolyboxError("PACKAGE_NOT_FOUND", `could not reach ${page} for Python package "${key}": ${String(e)}`);
+      throw new PolyboxError(
+        "PACKAGE_NOT_FOUND",
+        `could not reach ${page} for Python package "${key}": ${String(e)}`,
+      );
     });
     if (response.status === 404) return null;
-    if (!response.ok) throw new PolyboxError("PACKAGE_NOT_FOUND", `${page} answered ${response.status} for Python package "${key}"`);
+    if (!response.ok)
+      throw new PolyboxError(
+        "PACKAGE_NOT_FOUND",
+        `${page} answered ${response.status} for Python package "${key}"`,
+      );
     const html = await response.text();
-    const links = [...html.matchAll(/href="([^"]+\.whl(?:#sha256=[0-9a-f]{64})?)"/gi)].map((m) => new URL(m[1]!, page));
-    const pick = links.filter((u) => /-(py3|py2\.py3)-none-any\.whl$/.test(u.pathname)).pop() ?? links.pop();
+    const links = [...html.matchAll(/href="([^"]+\.whl(?:#sha256=[0-9a-f]{64})?)"/gi)].map(
+      (m) => new URL(m[1]!, page),
+    );
+    const pick =
+      links.filter((u) => /-(py3|py2\.py3)-none-any\.whl$/.test(u.pathname)).pop() ?? links.pop();
     if (!pick) return null;
     const expected = /sha256=([0-9a-f]{64})/.exec(pick.hash)?.[1];
     const fileName = decodeURIComponent(pick.pathname.split("/").pop()!);
     pick.hash = "";
     if (!this.hostAllowed(pick.href)) {
-      throw new PolyboxError("PERMISSION_DENIED", `the index links ${fileName} on ${pick.host}, which is not granted: allow it with --allow-net=${pick.host}`);
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        `the index links ${fileName} on ${pick.host}, which is not granted: allow it with --allow-net=${pick.host}`,
+      );
     }
     const data = await this.download(pick.href, expected);
     if (expected) this.checkHash(key, fileName, data, expected, pick.href);
@@ -175,7 +212,11 @@ export class PackageResolver {
     const response = await fetch(url).catch((e: unknown) => {
       throw new PolyboxError("PACKAGE_NOT_FOUND", `could not download ${url}: ${String(e)}`);
     });
-    if (!response.ok) throw new PolyboxError("PACKAGE_NOT_FOUND", `could not download ${url}: HTTP ${response.status}`);
+    if (!response.ok)
+      throw new PolyboxError(
+        "PACKAGE_NOT_FOUND",
+        `could not download ${url}: HTTP ${response.status}`,
+      );
     const data = new Uint8Array(await response.arrayBuffer());
     if (cached && sha256(data) === expectedSha) {
       await mkdir(path.dirname(cached), { recursive: true });
@@ -185,7 +226,13 @@ export class PackageResolver {
     return data;
   }
 
-  private checkHash(name: string, file: string, data: Uint8Array, expected: string, where: string): void {
+  private checkHash(
+    name: string,
+    file: string,
+    data: Uint8Array,
+    expected: string,
+    where: string,
+  ): void {
     const actual = sha256(data);
     if (actual !== expected) {
       throw new PolyboxError(
@@ -197,5 +244,7 @@ export class PackageResolver {
 }
 
 function installDirOf(locked: LockPackage | undefined): "site" | "dynlib" {
-  return locked?.install_dir === "dynlib" || locked?.package_type === "shared_library" ? "dynlib" : "site";
+  return locked?.install_dir === "dynlib" || locked?.package_type === "shared_library"
+    ? "dynlib"
+    : "site";
 }

@@ -5,7 +5,9 @@
 
 /** Distribution names from a PEP 723 `script` block (version specifiers dropped). */
 export function inlineDependencies(code: string): string[] {
-  const block = /^# \/\/\/ script[ \t]*\r?\n((?:^#(?:[ \t].*)?\r?\n)*?)^# \/\/\/[ \t]*$/m.exec(code);
+  const block = /^# \/\/\/ script[ \t]*\r?\n((?:^#(?:[ \t].*)?\r?\n)*?)^# \/\/\/[ \t]*$/m.exec(
+    code,
+  );
   if (!block) return [];
   const toml = block[1]!.replace(/^# ?/gm, "");
   const list = /^dependencies\s*=\s*\[([\s\S]*?)\]/m.exec(toml);

@@ -26,12 +26,18 @@ export interface RichOutput {
   notes: string[];
 }
 
-export async function collectRichOutput(workspace: Workspace, filesChanged: string[], displays: Display[]): Promise<RichOutput> {
+export async function collectRichOutput(
+  workspace: Workspace,
+  filesChanged: string[],
+  displays: Display[],
+): Promise<RichOutput> {
   const out: RichOutput = { images: [], displays: [], notes: [] };
   /** True if an image of `size` bytes may be returned; otherwise records why not. */
   const admit = (size: number, label: string): boolean => {
     if (size > IMAGE_LIMITS.maxImageBytes) {
-      out.notes.push(`${label} (${formatBytes(size)}) was not returned: images are limited to ${formatBytes(IMAGE_LIMITS.maxImageBytes)}`);
+      out.notes.push(
+        `${label} (${formatBytes(size)}) was not returned: images are limited to ${formatBytes(IMAGE_LIMITS.maxImageBytes)}`,
+      );
       return false;
     }
     if (out.images.length >= IMAGE_LIMITS.maxImages) {
@@ -43,15 +49,21 @@ export async function collectRichOutput(workspace: Workspace, filesChanged: stri
   for (const d of displays) {
     if (d.mimeType.startsWith("image/") && d.data !== undefined) {
       const data = typeof d.data === "string" ? new TextEncoder().encode(d.data) : d.data;
-      if (admit(data.length, `a displayed ${d.mimeType} image`)) out.images.push({ mimeType: d.mimeType, data, path: null });
+      if (admit(data.length, `a displayed ${d.mimeType} image`))
+        out.images.push({ mimeType: d.mimeType, data, path: null });
     } else {
-      out.displays.push({ mimeType: d.mimeType, text: d.text, ...(typeof d.data === "string" ? { data: d.data } : {}) });
+      out.displays.push({
+        mimeType: d.mimeType,
+        text: d.text,
+        ...(typeof d.data === "string" ? { data: d.data } : {}),
+      });
     }
   }
   for (const path of filesChanged) {
     const mimeType = imageTypeOf(path);
     if (!mimeType || !workspace.has(path)) continue;
-    if (admit(workspace.sizeOf(path), `image ${path}`)) out.images.push({ mimeType, data: await workspace.read(path), path });
+    if (admit(workspace.sizeOf(path), `image ${path}`))
+      out.images.push({ mimeType, data: await workspace.read(path), path });
   }
   return out;
 }

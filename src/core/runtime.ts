@@ -9,8 +9,8 @@ import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
 import { defaultPoolSizes, type PoolSizes, type RuntimeOptions } from "./config.js";
 import { PolyboxError } from "./errors.js";
-import { PackageResolver } from "./packages.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
+import { PackageResolver } from "./packages.js";
 import type { Permissions } from "./types.js";
 
 export class Runtime {
@@ -26,7 +26,10 @@ export class Runtime {
   private closed = false;
 
   private constructor(options: RuntimeOptions, snapshot: string | null, cacheDir: string) {
-    this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, { ...DEFAULT_MAX_LIMITS, ...options.maxLimits });
+    this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, {
+      ...DEFAULT_MAX_LIMITS,
+      ...options.maxLimits,
+    });
     this.limits = resolveLimits(DEFAULT_LIMITS, options.limits, this.maxLimits);
     this.permissions = {
       net: [...(options.permissions?.net ?? [])],
@@ -34,10 +37,17 @@ export class Runtime {
       env: [...(options.permissions?.env ?? [])],
     };
     this.pool = { ...defaultPoolSizes(), ...options.pool };
-    this.packages = new PackageResolver({ sources: [...(options.pythonPackages ?? [])], allowNet: this.permissions.net, cacheDir });
+    this.packages = new PackageResolver({
+      sources: [...(options.pythonPackages ?? [])],
+      allowNet: this.permissions.net,
+      cacheDir,
+    });
     this.host = new EngineHost({
       pool: this.pool,
-      poolPolicy: { budgetMb: options.poolBudgetMb ?? 1024, idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000 },
+      poolPolicy: {
+        budgetMb: options.poolBudgetMb ?? 1024,
+        idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000,
+      },
       memoryMb: this.limits.memoryMb,
       pythonSnapshot: snapshot,
       wrap: sandboxExecAvailable() ? sandboxExecWrapper : (command, args) => [command, args],

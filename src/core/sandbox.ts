@@ -6,12 +6,18 @@
 import { randomUUID } from "node:crypto";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
+import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { normalizeName, type Wheel } from "./packages.js";
 import { inlineDependencies, packageNames } from "./python-deps.js";
-import { describeLimit, type Limits, resolveLimits } from "./limits.js";
-import { defaultRuntime, type Runtime } from "./runtime.js";
-import { LANGUAGES, type FileInfo, type Language, type RunOptions, type RunResult } from "./types.js";
 import { collectRichOutput } from "./rich-output.js";
+import { defaultRuntime, type Runtime } from "./runtime.js";
+import {
+  type FileInfo,
+  LANGUAGES,
+  type Language,
+  type RunOptions,
+  type RunResult,
+} from "./types.js";
 import { resolveWorkspacePath, Workspace } from "./workspace.js";
 
 export interface SandboxOptions {
@@ -31,10 +37,19 @@ export interface SandboxInfo {
   closed: boolean;
 }
 
-const RUN_OPTION_KEYS = new Set(["timeoutMs", "memoryMb", "maxOutputBytes", "stdin", "env", "signal", "onOutput"]);
+const RUN_OPTION_KEYS = new Set([
+  "timeoutMs",
+  "memoryMb",
+  "maxOutputBytes",
+  "stdin",
+  "env",
+  "signal",
+  "onOutput",
+]);
 
 export function checkLanguage(language: unknown): Language {
-  if (typeof language === "string" && (LANGUAGES as readonly string[]).includes(language)) return language as Language;
+  if (typeof language === "string" && (LANGUAGES as readonly string[]).includes(language))
+    return language as Language;
   throw new PolyboxError(
     "UNSUPPORTED_LANGUAGE",
     `unsupported language ${JSON.stringify(language)}; supported languages: ${LANGUAGES.join(", ")}`,
@@ -131,15 +146,23 @@ export class Sandbox {
   async installPackages(packages: string | string[]): Promise<string[]> {
     const names = packageNames(packages);
     if (!names) {
-      throw new PolyboxError("INVALID_ARGUMENT", 'packages must be a package name or a non-empty list of names (e.g. "numpy" or ["attrs", "six==1.16"])');
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        'packages must be a package name or a non-empty list of names (e.g. "numpy" or ["attrs", "six==1.16"])',
+      );
     }
     return this.exclusive(async () => {
-      const wheels = (await this.runtime.packages.resolve(names)).filter((w) => !this.wheels.has(w.name));
+      const wheels = (await this.runtime.packages.resolve(names)).filter(
+        (w) => !this.wheels.has(w.name),
+      );
       if (wheels.length > 0) {
         const request = this.buildRequest("", {});
         const r = await this.execute("python", request, {}, this.sessionKey("python"), wheels);
         if (r.status !== "ok") {
-          throw new PolyboxError("ENGINE_FAILED", `installing ${wheels.map((w) => w.fileName).join(", ")} failed: ${r.message ?? r.stderr.trim()}`);
+          throw new PolyboxError(
+            "ENGINE_FAILED",
+            `installing ${wheels.map((w) => w.fileName).join(", ")} failed: ${r.message ?? r.stderr.trim()}`,
+          );
         }
       }
       return names.map(normalizeName);
@@ -149,7 +172,9 @@ export class Sandbox {
   /** The wheels a Python run needs before it starts: PEP 723 requirements and matched imports. */
   private async wheelsFor(code: string, notes: string[]): Promise<Wheel[]> {
     const required = inlineDependencies(code).filter((n) => !this.wheels.has(normalizeName(n)));
-    const wished = this.runtime.packages.packagesForImports(code).filter((n) => !this.wheels.has(n) && !required.includes(n));
+    const wished = this.runtime.packages
+      .packagesForImports(code)
+      .filter((n) => !this.wheels.has(n) && !required.includes(n));
     const wheels = required.length > 0 ? await this.runtime.packages.resolve(required) : [];
     for (const name of wished) {
       try {
@@ -164,11 +189,17 @@ export class Sandbox {
 
   private checkCode(code: unknown): asserts code is string {
     if (typeof code !== "string") {
-      throw new PolyboxError("INVALID_ARGUMENT", `code must be a string, got ${code === null ? "null" : typeof code}`);
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `code must be a string, got ${code === null ? "null" : typeof code}`,
+      );
     }
     const codeBytes = Buffer.byteLength(code);
     if (codeBytes > this.limits.maxCodeBytes) {
-      throw new PolyboxError("CODE_TOO_LARGE", `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", this.limits.maxCodeBytes)}`);
+      throw new PolyboxError(
+        "CODE_TOO_LARGE",
+        `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", this.limits.maxCodeBytes)}`,
+      );
     }
   }
 
@@ -181,22 +212,34 @@ export class Sandbox {
   }
 
   private buildRequest(code: string, options: RunOptions): Omit<RunRequest, "fullSync" | "sync"> {
-    if (typeof options !== "object" || options === null) throw new PolyboxError("INVALID_ARGUMENT", "run options must be an object");
+    if (typeof options !== "object" || options === null)
+      throw new PolyboxError("INVALID_ARGUMENT", "run options must be an object");
     for (const key of Object.keys(options)) {
       if (!RUN_OPTION_KEYS.has(key)) {
-        throw new PolyboxError("INVALID_ARGUMENT", `unknown run option "${key}"; known options: ${[...RUN_OPTION_KEYS].join(", ")}`);
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `unknown run option "${key}"; known options: ${[...RUN_OPTION_KEYS].join(", ")}`,
+        );
       }
     }
     const limits = resolveLimits(
       this.limits,
-      { timeoutMs: options.timeoutMs, memoryMb: options.memoryMb, maxOutputBytes: options.maxOutputBytes },
+      {
+        timeoutMs: options.timeoutMs,
+        memoryMb: options.memoryMb,
+        maxOutputBytes: options.maxOutputBytes,
+      },
       this.runtime.maxLimits,
     );
     if (options.stdin !== undefined && typeof options.stdin !== "string") {
       throw new PolyboxError("INVALID_ARGUMENT", "stdin must be a string");
     }
     const env = options.env ?? {};
-    if (typeof env !== "object" || env === null || Object.values(env).some((v) => typeof v !== "string")) {
+    if (
+      typeof env !== "object" ||
+      env === null ||
+      Object.values(env).some((v) => typeof v !== "string")
+    ) {
       throw new PolyboxError("INVALID_ARGUMENT", "env must be an object of string values");
     }
     return {
@@ -229,7 +272,9 @@ export class Sandbox {
         newWheels = await this.wheelsFor(base.code, notes);
       } catch (error) {
         if (!isPolyboxError(error)) throw error;
-        return notStarted(`the script's inline dependencies could not be installed: ${error.message}`);
+        return notStarted(
+          `the script's inline dependencies could not be installed: ${error.message}`,
+        );
       }
     }
     const host = this.runtime.host;
@@ -241,12 +286,21 @@ export class Sandbox {
     }
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
-    const wheels = language === "python" ? [...(since === null ? this.wheels.values() : []), ...newWheels] : [];
+    const wheels =
+      language === "python" ? [...(since === null ? this.wheels.values() : []), ...newWheels] : [];
     const request: RunRequest = {
       ...base,
       fullSync: since === null,
       sync: await this.workspace.changesSince(since),
-      ...(wheels.length > 0 ? { wheels: wheels.map(({ fileName, data, installDir }) => ({ fileName, data, installDir })) } : {}),
+      ...(wheels.length > 0
+        ? {
+            wheels: wheels.map(({ fileName, data, installDir }) => ({
+              fileName,
+              data,
+              installDir,
+            })),
+          }
+        : {}),
     };
     this.runs++;
     let result: EngineResult;
@@ -265,7 +319,8 @@ export class Sandbox {
       this.synced.clear();
       this.hostGeneration = host.generation;
     }
-    if (!result.stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
+    if (!result.stateLost && session !== null)
+      for (const w of newWheels) this.wheels.set(w.name, w);
     let filesChanged: string[] = [];
     let status = result.status;
     let message = result.message;
@@ -276,7 +331,10 @@ export class Sandbox {
       this.synced.set(language, null);
     } else {
       filesChanged = await this.workspace.apply(result.changes);
-      this.synced.set(language, result.stateLost || session === null ? null : this.workspace.generation);
+      this.synced.set(
+        language,
+        result.stateLost || session === null ? null : this.workspace.generation,
+      );
     }
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
@@ -380,7 +438,10 @@ export interface OneShotOptions extends RunOptions {
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
   const { language, code, files, runtime, limits, ...runOptions } = options;
-  const sandbox = await Sandbox.create({ ...(runtime ? { runtime } : {}), ...(limits ? { limits } : {}) });
+  const sandbox = await Sandbox.create({
+    ...(runtime ? { runtime } : {}),
+    ...(limits ? { limits } : {}),
+  });
   try {
     for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);
     return await sandbox.runOnce(language, code, runOptions);

@@ -61,7 +61,8 @@ export interface RunDisplay {
 
 export type OutputStream = "stdout" | "stderr";
 
-export interface RunOptions extends Partial<Pick<Limits, "timeoutMs" | "memoryMb" | "maxOutputBytes">> {
+export interface RunOptions
+  extends Partial<Pick<Limits, "timeoutMs" | "memoryMb" | "maxOutputBytes">> {
   /** Text fed to the program's standard input. */
   stdin?: string;
   /** Environment variables visible to the guest (nothing of the host's leaks by default). */

@@ -21,7 +21,10 @@ export const GUEST_ROOT = "/workspace";
  */
 export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {}): string {
   if (typeof input !== "string") {
-    throw new PolyboxError("INVALID_ARGUMENT", `path must be a string, got ${input === null ? "null" : typeof input}`);
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `path must be a string, got ${input === null ? "null" : typeof input}`,
+    );
   }
   if (input.includes("\0")) throw new PolyboxError("INVALID_ARGUMENT", "path contains a NUL byte");
   let rest = input.replace(/\\/g, "/");
@@ -39,13 +42,17 @@ export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {})
     if (part === "" || part === ".") continue;
     if (part === "..") {
       if (parts.length === 0) {
-        throw new PolyboxError("PATH_OUTSIDE_WORKSPACE", `"${input}" climbs out of the workspace with ".."`);
+        throw new PolyboxError(
+          "PATH_OUTSIDE_WORKSPACE",
+          `"${input}" climbs out of the workspace with ".."`,
+        );
       }
       parts.pop();
     } else parts.push(part);
   }
   const rel = parts.join("/");
-  if (rel === "" && !allowRoot) throw new PolyboxError("INVALID_ARGUMENT", `"${input}" names the workspace root, not a file`);
+  if (rel === "" && !allowRoot)
+    throw new PolyboxError("INVALID_ARGUMENT", `"${input}" names the workspace root, not a file`);
   return rel;
 }
 
@@ -90,7 +97,10 @@ export class Workspace {
       const st = await fs.lstat(current).catch(() => null);
       if (!st) break;
       if (st.isSymbolicLink()) {
-        throw new PolyboxError("PATH_OUTSIDE_WORKSPACE", `"${rel}" goes through a symbolic link, which is not followed`);
+        throw new PolyboxError(
+          "PATH_OUTSIDE_WORKSPACE",
+          `"${rel}" goes through a symbolic link, which is not followed`,
+        );
       }
     }
     return path.join(root, rel);
@@ -98,7 +108,8 @@ export class Workspace {
 
   async write(relPath: string, data: Uint8Array, mtimeMs?: number): Promise<void> {
     const existing = this.entries.get(relPath);
-    if (existing?.type === "dir") throw new PolyboxError("NOT_A_FILE", `"${relPath}" is a directory`);
+    if (existing?.type === "dir")
+      throw new PolyboxError("NOT_A_FILE", `"${relPath}" is a directory`);
     const next = this.bytes - (existing?.size ?? 0) + data.length;
     if (next > this.quotaBytes) {
       throw new PolyboxError(
@@ -109,7 +120,11 @@ export class Workspace {
     const parent = relPath.includes("/") ? relPath.slice(0, relPath.lastIndexOf("/")) : "";
     if (parent) await this.mkdir(parent);
     const target = await this.hostPath(relPath);
-    const handle = await fs.open(target, C.O_WRONLY | C.O_CREAT | C.O_TRUNC | (C.O_NOFOLLOW ?? 0), 0o644);
+    const handle = await fs.open(
+      target,
+      C.O_WRONLY | C.O_CREAT | C.O_TRUNC | (C.O_NOFOLLOW ?? 0),
+      0o644,
+    );
     try {
       await handle.writeFile(data);
     } finally {
@@ -129,7 +144,8 @@ export class Workspace {
       const sub = parts.slice(0, i).join("/");
       const e = this.entries.get(sub);
       if (e?.type === "dir") continue;
-      if (e?.type === "file") throw new PolyboxError("NOT_A_FILE", `"${sub}" is a file, not a directory`);
+      if (e?.type === "file")
+        throw new PolyboxError("NOT_A_FILE", `"${sub}" is a file, not a directory`);
       await fs.mkdir(await this.hostPath(sub));
       this.touch(sub, { type: "dir", size: 0, mtimeMs: Date.now() });
     }
@@ -149,7 +165,11 @@ export class Workspace {
 
   async remove(relPath: string): Promise<string[]> {
     const e = this.entries.get(relPath);
-    if (!e) throw new PolyboxError("FILE_NOT_FOUND", `no file or directory "${relPath}" in the workspace`);
+    if (!e)
+      throw new PolyboxError(
+        "FILE_NOT_FOUND",
+        `no file or directory "${relPath}" in the workspace`,
+      );
     const gone = [relPath, ...[...this.entries.keys()].filter((k) => k.startsWith(`${relPath}/`))];
     await fs.rm(await this.hostPath(relPath), { recursive: true, force: true });
     this.generation++;
@@ -171,13 +191,21 @@ export class Workspace {
 
   list(relDir = ""): FileInfo[] {
     if (relDir !== "" && this.entries.get(relDir)?.type !== "dir") {
-      throw new PolyboxError(this.entries.has(relDir) ? "NOT_A_FILE" : "FILE_NOT_FOUND", `no directory "${relDir}" in the workspace`);
+      throw new PolyboxError(
+        this.entries.has(relDir) ? "NOT_A_FILE" : "FILE_NOT_FOUND",
+        `no directory "${relDir}" in the workspace`,
+      );
     }
     const prefix = relDir === "" ? "" : `${relDir}/`;
     const out: FileInfo[] = [];
     for (const [p, e] of this.entries) {
       if (!p.startsWith(prefix)) continue;
-      out.push({ path: p, type: e.type === "dir" ? "directory" : "file", size: e.size, mtimeMs: e.mtimeMs });
+      out.push({
+        path: p,
+        type: e.type === "dir" ? "directory" : "file",
+        size: e.size,
+        mtimeMs: e.mtimeMs,
+      });
     }
     return out.sort((a, b) => a.path.localeCompare(b.path));
   }
@@ -194,7 +222,8 @@ export class Workspace {
       }
     }
     const removed: string[] = [];
-    if (since !== null) for (const [p, g] of this.removedAt) if (g > since && !this.entries.has(p)) removed.push(p);
+    if (since !== null)
+      for (const [p, g] of this.removedAt) if (g > since && !this.entries.has(p)) removed.push(p);
     return { files, dirs, removed };
   }
 

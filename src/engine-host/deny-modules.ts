@@ -20,7 +20,9 @@ export function initialize(data: { allowedParents?: string[] } | undefined): voi
 export function resolve(specifier: string, context: ResolveContext, next: NextResolve): unknown {
   const parent = context.parentURL ?? "";
   if (allowedParents.some((dir) => parent.startsWith(dir))) return next(specifier, context);
-  const error = new Error(`module loading is disabled in the sandbox (tried to import "${specifier}")`);
+  const error = new Error(
+    `module loading is disabled in the sandbox (tried to import "${specifier}")`,
+  );
   Object.assign(error, { code: "ERR_ACCESS_DENIED" });
   throw error;
 }

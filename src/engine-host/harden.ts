@@ -14,7 +14,6 @@ import os from "node:os";
 
 const WASM_PAGE = 65536;
 
-
 /** Shared between the guard and the worker: the cap for WASM memory growth in this worker. */
 export const memoryGuard = { limitBytes: Number.POSITIVE_INFINITY, hit: false };
 
@@ -74,11 +73,19 @@ function deny(name: string): () => never {
 /** Strips the realm; call after the engine has booted and before guest code runs. */
 export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): void {
   for (const name of NETWORK_GLOBALS) {
-    Object.defineProperty(globalThis, name, { value: undefined, writable: false, configurable: false });
+    Object.defineProperty(globalThis, name, {
+      value: undefined,
+      writable: false,
+      configurable: false,
+    });
   }
   for (const name of PROCESS_CAPABILITIES) {
     try {
-      Object.defineProperty(process, name, { value: deny(`process.${name}`), writable: false, configurable: false });
+      Object.defineProperty(process, name, {
+        value: deny(`process.${name}`),
+        writable: false,
+        configurable: false,
+      });
     } catch {
       // A property Node made non-configurable stays as it is; L2 and L3 cover it.
     }

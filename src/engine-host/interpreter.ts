@@ -41,7 +41,10 @@ export class Interpreter {
       env: {},
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: Math.max(64, memoryMb), maxYoungGenerationSizeMb: 32 },
+      resourceLimits: {
+        maxOldGenerationSizeMb: Math.max(64, memoryMb),
+        maxYoungGenerationSizeMb: 32,
+      },
     });
     // The engine's own prints (library warnings) are not guest output; drop them.
     this.worker.stdout.resume();
@@ -52,7 +55,9 @@ export class Interpreter {
         else if (message.type === "boot-failed") reject(new Error(message.message));
       };
       this.worker.once("message", onMessage);
-      this.worker.once("exit", () => reject(new Error(`${language} interpreter exited while booting`)));
+      this.worker.once("exit", () =>
+        reject(new Error(`${language} interpreter exited while booting`)),
+      );
     });
     this.ready.catch(() => this.dispose());
     this.worker.on("message", (message: FromWorker) => this.onMessage(message));
@@ -71,10 +76,14 @@ export class Interpreter {
   }
 
   run(id: number, request: RunRequest, output: Output): Promise<EngineResult> {
-    if (this.dead) return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
+    if (this.dead)
+      return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
     if (this.pending) throw new Error("interpreter is busy");
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.kill("timeout"), request.limits.timeoutMs + DEADLINE_GRACE_MS);
+      const timer = setTimeout(
+        () => this.kill("timeout"),
+        request.limits.timeoutMs + DEADLINE_GRACE_MS,
+      );
       this.pending = { id, resolve, output, timer, request };
       this.worker.postMessage({ type: "run", id, request });
     });

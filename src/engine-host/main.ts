@@ -5,7 +5,13 @@
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { EngineAssets, EngineLanguage, EngineResult, HostEvent, HostRequest } from "../protocol/messages.js";
+import type {
+  EngineAssets,
+  EngineLanguage,
+  EngineResult,
+  HostEvent,
+  HostRequest,
+} from "../protocol/messages.js";
 import type { Interpreter } from "./interpreter.js";
 import { type PoolPolicy, type PoolSizes, Pools } from "./pool.js";
 

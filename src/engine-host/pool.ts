@@ -10,7 +10,12 @@ import { Interpreter } from "./interpreter.js";
 export type PoolSizes = Record<EngineLanguage, number>;
 
 /** Resident memory one idle interpreter costs, in MiB, as measured by `npm run bench`. */
-const ESTIMATED_MB: Record<EngineLanguage, number> = { python: 90, javascript: 12, typescript: 40, bash: 25 };
+const ESTIMATED_MB: Record<EngineLanguage, number> = {
+  python: 90,
+  javascript: 12,
+  typescript: 40,
+  bash: 25,
+};
 
 export interface PoolPolicy {
   /** Idle interpreters may not use more than this (estimated), across languages. */
@@ -22,8 +27,18 @@ export interface PoolPolicy {
 export const DEFAULT_POOL_POLICY: PoolPolicy = { budgetMb: 1024, idleShrinkMs: 10 * 60_000 };
 
 export class Pools {
-  private readonly idle: Record<EngineLanguage, Interpreter[]> = { python: [], javascript: [], typescript: [], bash: [] };
-  private readonly booting: Record<EngineLanguage, number> = { python: 0, javascript: 0, typescript: 0, bash: 0 };
+  private readonly idle: Record<EngineLanguage, Interpreter[]> = {
+    python: [],
+    javascript: [],
+    typescript: [],
+    bash: [],
+  };
+  private readonly booting: Record<EngineLanguage, number> = {
+    python: 0,
+    javascript: 0,
+    typescript: 0,
+    bash: 0,
+  };
   private refilling = false;
   private closed = false;
   private lastTake = Date.now();
@@ -37,7 +52,10 @@ export class Pools {
     private readonly log: (message: string) => void,
     private readonly policy: PoolPolicy = DEFAULT_POOL_POLICY,
   ) {
-    this.shrinkTimer = setInterval(() => this.shrinkIfIdle(), Math.min(30_000, Math.max(50, policy.idleShrinkMs / 4)));
+    this.shrinkTimer = setInterval(
+      () => this.shrinkIfIdle(),
+      Math.min(30_000, Math.max(50, policy.idleShrinkMs / 4)),
+    );
     this.shrinkTimer.unref();
   }
 
@@ -52,7 +70,8 @@ export class Pools {
 
   private estimatedMb(): number {
     let total = 0;
-    for (const l of Object.keys(this.idle) as EngineLanguage[]) total += (this.idle[l].length + this.booting[l]) * ESTIMATED_MB[l];
+    for (const l of Object.keys(this.idle) as EngineLanguage[])
+      total += (this.idle[l].length + this.booting[l]) * ESTIMATED_MB[l];
     return total;
   }
 
@@ -66,7 +85,12 @@ export class Pools {
 
   counts(): PoolSizes {
     const count = (l: EngineLanguage) => this.idle[l].length;
-    return { python: count("python"), javascript: count("javascript"), typescript: count("typescript"), bash: count("bash") };
+    return {
+      python: count("python"),
+      javascript: count("javascript"),
+      typescript: count("typescript"),
+      bash: count("bash"),
+    };
   }
 
   /** A booted interpreter of `language`, fresh from the pool when one is warm. */

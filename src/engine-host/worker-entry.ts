@@ -4,12 +4,19 @@
 // engine can (output cap) and turn what happened into an EngineResult.
 
 import { parentPort, workerData } from "node:worker_threads";
-import { OutputSink } from "../engines/common/output.js";
 import type { Engine, EngineFactory } from "../engines/common/engine.js";
-import type { Display, EngineResult, FromWorker, ToWorker, WorkerInit } from "../protocol/messages.js";
+import { OutputSink } from "../engines/common/output.js";
+import type {
+  Display,
+  EngineResult,
+  FromWorker,
+  ToWorker,
+  WorkerInit,
+} from "../protocol/messages.js";
 
 /** More display() calls than this in one run are dropped (the trusted side caps sizes). */
 const MAX_DISPLAYS = 100;
+
 import { limitMessage } from "../protocol/limit-messages.js";
 import { installBindingShim, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
 
@@ -32,18 +39,27 @@ const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = 
  * command (and that command's dependencies) on first use, from its node_modules tree.
  */
 const justBash = import.meta.resolve("just-bash");
-const LAZY_LOADING_PACKAGES = { bash: justBash.slice(0, justBash.lastIndexOf("/node_modules/") + "/node_modules/".length) };
+const LAZY_LOADING_PACKAGES = {
+  bash: justBash.slice(0, justBash.lastIndexOf("/node_modules/") + "/node_modules/".length),
+};
 
 async function boot(): Promise<Engine> {
   installMemoryGuard();
   installBindingShim();
   memoryGuard.limitBytes = init.memoryMb * 1024 * 1024;
   const engine = await (await FACTORIES[init.language]())(init);
-  lockDownRealm(new URL("./deny-modules.js", import.meta.url), init.language === "bash" ? [LAZY_LOADING_PACKAGES.bash] : []);
+  lockDownRealm(
+    new URL("./deny-modules.js", import.meta.url),
+    init.language === "bash" ? [LAZY_LOADING_PACKAGES.bash] : [],
+  );
   return engine;
 }
 
-async function serve(engine: Engine, id: number, request: ToWorker["request"]): Promise<EngineResult> {
+async function serve(
+  engine: Engine,
+  id: number,
+  request: ToWorker["request"],
+): Promise<EngineResult> {
   memoryGuard.limitBytes = request.limits.memoryMb * 1024 * 1024;
   memoryGuard.hit = false;
   let stopRequested = false;
@@ -107,6 +123,9 @@ boot().then(
     send({ type: "ready" });
   },
   (error: unknown) => {
-    send({ type: "boot-failed", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    send({
+      type: "boot-failed",
+      message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
   },
 );

@@ -17,7 +17,8 @@ function packageDir(name: string): string {
   const resolved = require.resolve(name);
   const marker = `${path.sep}node_modules${path.sep}${name.replace("/", path.sep)}${path.sep}`;
   const at = resolved.lastIndexOf(marker);
-  if (at < 0) throw new Error(`cannot locate the installed package ${name} (resolved to ${resolved})`);
+  if (at < 0)
+    throw new Error(`cannot locate the installed package ${name} (resolved to ${resolved})`);
   return resolved.slice(0, at + marker.length - 1);
 }
 
@@ -25,7 +26,11 @@ export const PYODIDE_DIR = `${packageDir("pyodide")}${path.sep}`;
 
 /** The QuickJS build the JavaScript engine uses (quickjs-emscripten's RELEASE_SYNC variant). */
 export const QUICKJS_WASM = path.join(
-  path.dirname(createRequire(require.resolve("quickjs-emscripten")).resolve("@jitl/quickjs-wasmfile-release-sync")),
+  path.dirname(
+    createRequire(require.resolve("quickjs-emscripten")).resolve(
+      "@jitl/quickjs-wasmfile-release-sync",
+    ),
+  ),
   "emscripten-module.wasm",
 );
 

@@ -9,7 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { EngineLanguage, EngineResult, HostEvent, HostRequest, HostStats, RunRequest } from "../protocol/messages.js";
+import type {
+  EngineLanguage,
+  EngineResult,
+  HostEvent,
+  HostRequest,
+  HostStats,
+  RunRequest,
+} from "../protocol/messages.js";
 import { validateHostEvent, validateResult } from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { engineHostNodeArgs } from "./permissions.js";
@@ -60,12 +67,20 @@ export class EngineHost {
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
       const backstop = setTimeout(() => this.onOverdue(id), request.limits.timeoutMs + BACKSTOP_MS);
-      this.inFlight.set(id, { resolve, output, maxOutputBytes: request.limits.maxOutputBytes, backstop });
+      this.inFlight.set(id, {
+        resolve,
+        output,
+        maxOutputBytes: request.limits.maxOutputBytes,
+        backstop,
+      });
       this.ref();
       this.send(child, { type: "run", id, session, language, request });
       // An abort may already have happened during the caller's own awaits; it still counts.
       if (signal?.aborted) this.send(child, { type: "cancel", id });
-      else signal?.addEventListener("abort", () => this.send(child, { type: "cancel", id }), { once: true });
+      else
+        signal?.addEventListener("abort", () => this.send(child, { type: "cancel", id }), {
+          once: true,
+        });
     });
   }
 
@@ -80,7 +95,8 @@ export class EngineHost {
       this.waiters.set(id, resolve);
       this.send(child, { type: "stats", id });
     });
-    if (event.type !== "stats") throw new PolyboxError("PROTOCOL_ERROR", "engine host sent no stats");
+    if (event.type !== "stats")
+      throw new PolyboxError("PROTOCOL_ERROR", "engine host sent no stats");
     return { ...event.stats, pid: child.pid ?? -1 };
   }
 
@@ -103,7 +119,8 @@ export class EngineHost {
   }
 
   private ensure(): Promise<ChildProcess> {
-    if (this.closed) return Promise.reject(new PolyboxError("SANDBOX_CLOSED", "the runtime is closed"));
+    if (this.closed)
+      return Promise.reject(new PolyboxError("SANDBOX_CLOSED", "the runtime is closed"));
     this.started ??= this.spawnHost();
     return this.started;
   }
@@ -118,12 +135,15 @@ export class EngineHost {
       quickjsWasm: QUICKJS_WASM,
       pythonSnapshot: this.config.pythonSnapshot,
     };
-    const readPaths = [...engineReadPaths(), ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : [])];
-    const [command, args] = this.config.wrap(process.execPath, [
-      ...engineHostNodeArgs(readPaths),
-      ENGINE_HOST_MAIN,
-      JSON.stringify(hostConfig),
-    ], this.tmpDir);
+    const readPaths = [
+      ...engineReadPaths(),
+      ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : []),
+    ];
+    const [command, args] = this.config.wrap(
+      process.execPath,
+      [...engineHostNodeArgs(readPaths), ENGINE_HOST_MAIN, JSON.stringify(hostConfig)],
+      this.tmpDir,
+    );
     const child = spawn(command, args, {
       cwd: this.tmpDir,
       env: {},
@@ -132,9 +152,17 @@ export class EngineHost {
     });
     this.child = child;
     this.generation++;
-    child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(`[polybox engine host] ${chunk}`));
+    child.stderr?.on("data", (chunk: Buffer) =>
+      process.stderr.write(`[polybox engine host] ${chunk}`),
+    );
     return new Promise((resolve, reject) => {
-      child.once("error", (error) => reject(new PolyboxError("ENGINE_FAILED", `cannot start the engine host: ${error.message}`, { cause: error })));
+      child.once("error", (error) =>
+        reject(
+          new PolyboxError("ENGINE_FAILED", `cannot start the engine host: ${error.message}`, {
+            cause: error,
+          }),
+        ),
+      );
       child.on("message", (raw: unknown) => {
         const event = validateHostEvent(raw);
         if (!event) {
@@ -148,7 +176,12 @@ export class EngineHost {
         } else this.onEvent(event);
       });
       child.once("exit", (code, signal) => {
-        reject(new PolyboxError("ENGINE_FAILED", `the engine host exited during start (${signal ?? code})`));
+        reject(
+          new PolyboxError(
+            "ENGINE_FAILED",
+            `the engine host exited during start (${signal ?? code})`,
+          ),
+        );
         this.onExit(child, `${signal ?? `exit code ${code}`}`);
       });
       this.unref();
@@ -204,7 +237,9 @@ export class EngineHost {
     this.send(child, { type: "cancel", id });
     f.backstop = setTimeout(() => {
       if (this.inFlight.has(id)) {
-        process.stderr.write("polybox: the engine host did not end an overdue run; restarting it\n");
+        process.stderr.write(
+          "polybox: the engine host did not end an overdue run; restarting it\n",
+        );
         child.kill("SIGKILL");
       }
     }, BACKSTOP_MS);
@@ -218,9 +253,15 @@ export class EngineHost {
     this.cleanup();
     if (!this.closed) this.restarts++;
     for (const id of [...this.inFlight.keys()]) {
-      this.finish(id, hostFailure(`the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`));
+      this.finish(
+        id,
+        hostFailure(
+          `the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`,
+        ),
+      );
     }
-    for (const w of this.waiters.values()) w({ type: "log", level: "error", message: "engine host died" });
+    for (const w of this.waiters.values())
+      w({ type: "log", level: "error", message: "engine host died" });
     this.waiters.clear();
   }
 

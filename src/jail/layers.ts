@@ -2,8 +2,8 @@
 // and for the runtime to decide how to start the host. Each layer is reported with whether it is
 // active and, if not, why.
 
-import { permissionFlag } from "./permissions.js";
 import { sandboxExecAvailable } from "./macos.js";
+import { permissionFlag } from "./permissions.js";
 
 export interface LayerReport {
   id: "L0" | "L1" | "L2" | "L3";
@@ -20,12 +20,18 @@ export interface OsJailStatus {
 
 export function isolationLayers(osJail: OsJailStatus = defaultOsJail()): LayerReport[] {
   return [
-    { id: "L0", name: "engine", active: true, detail: "WebAssembly memory safety; engines see only what polybox hands them" },
+    {
+      id: "L0",
+      name: "engine",
+      active: true,
+      detail: "WebAssembly memory safety; engines see only what polybox hands them",
+    },
     {
       id: "L1",
       name: "realm",
       active: true,
-      detail: "one worker per interpreter; network globals, native bindings, builtin modules and env stripped before guest code",
+      detail:
+        "one worker per interpreter; network globals, native bindings, builtin modules and env stripped before guest code",
     },
     {
       id: "L2",
@@ -41,10 +47,16 @@ function defaultOsJail(): OsJailStatus {
   switch (process.platform) {
     case "darwin":
       return sandboxExecAvailable()
-        ? { active: true, detail: "sandbox-exec profile: no network, no writes outside the host's temp dir" }
+        ? {
+            active: true,
+            detail: "sandbox-exec profile: no network, no writes outside the host's temp dir",
+          }
         : { active: false, detail: "sandbox-exec not found at /usr/bin/sandbox-exec" };
     case "win32":
-      return { active: false, detail: "Windows has no OS jail in polybox: L2 (the permission model) is the outer wall" };
+      return {
+        active: false,
+        detail: "Windows has no OS jail in polybox: L2 (the permission model) is the outer wall",
+      };
     default:
       return { active: false, detail: "native launcher not in use" };
   }

@@ -11,7 +11,8 @@ export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
 
 /** Quotes a path for an SBPL string literal. */
 function sbplString(value: string): string {
-  if (value.includes("\0") || value.includes("\n")) throw new Error("path is not usable in a sandbox profile");
+  if (value.includes("\0") || value.includes("\n"))
+    throw new Error("path is not usable in a sandbox profile");
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 

@@ -10,10 +10,15 @@ export function permissionFlag(): "--permission" | "--experimental-permission" {
 }
 
 export function engineHostNodeArgs(readPaths: string[]): string[] {
-  const args = [permissionFlag(), ...readPaths.map((p) => `--allow-fs-read=${p}`), "--allow-worker"];
+  const args = [
+    permissionFlag(),
+    ...readPaths.map((p) => `--allow-fs-read=${p}`),
+    "--allow-worker",
+  ];
   // The permission model warns on every start that it is experimental and that workers "could
   // invalidate" it; workers do inherit it (test/security checks), so these warnings are noise.
-  if (flags.has("--disable-warning")) args.push("--disable-warning=ExperimentalWarning", "--disable-warning=SecurityWarning");
+  if (flags.has("--disable-warning"))
+    args.push("--disable-warning=ExperimentalWarning", "--disable-warning=SecurityWarning");
   else args.push("--no-warnings");
   return args;
 }

@@ -30,7 +30,9 @@ export function defaultCacheDir(): string {
 }
 
 function pyodideVersion(): string {
-  return (JSON.parse(readFileSync(path.join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(path.join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string }
+  ).version;
 }
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -51,12 +53,18 @@ export async function ensurePythonSnapshot(cacheDir: string): Promise<string | n
     writeFileSync(sidecarFile, JSON.stringify(sidecar));
     return file;
   } catch (error) {
-    process.stderr.write(`polybox: could not build the Python snapshot, Python will boot slowly: ${String(error)}\n`);
+    process.stderr.write(
+      `polybox: could not build the Python snapshot, Python will boot slowly: ${String(error)}\n`,
+    );
     return null;
   }
 }
 
-function verify(file: string, sidecarFile: string, expected: Omit<Sidecar, "sha256" | "size">): boolean {
+function verify(
+  file: string,
+  sidecarFile: string,
+  expected: Omit<Sidecar, "sha256" | "size">,
+): boolean {
   if (!existsSync(file) || !existsSync(sidecarFile)) return false;
   try {
     const sidecar = JSON.parse(readFileSync(sidecarFile, "utf8")) as Sidecar;
@@ -67,7 +75,9 @@ function verify(file: string, sidecarFile: string, expected: Omit<Sidecar, "sha2
       sidecar.size === bytes.length &&
       sidecar.sha256 === sha256(bytes);
     if (!ok) {
-      process.stderr.write("polybox: the cached Python snapshot is stale or corrupt; rebuilding it\n");
+      process.stderr.write(
+        "polybox: the cached Python snapshot is stale or corrupt; rebuilding it\n",
+      );
       rmSync(file, { force: true });
     }
     return ok;
@@ -94,6 +104,10 @@ function build(outFile: string): Promise<void> {
       stderr += d.toString();
     });
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`snapshot builder exited ${code}: ${stderr.slice(-2000)}`))));
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`snapshot builder exited ${code}: ${stderr.slice(-2000)}`)),
+    );
   });
 }

@@ -3,7 +3,11 @@
 
 import type { EngineStatus, RunLimits } from "./messages.js";
 
-export function limitMessage(status: EngineStatus, limits: RunLimits, detail = ""): string | undefined {
+export function limitMessage(
+  status: EngineStatus,
+  limits: RunLimits,
+  detail = "",
+): string | undefined {
   const tail = detail ? `; ${detail}` : "";
   switch (status) {
     case "timeout":

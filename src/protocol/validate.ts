@@ -2,9 +2,24 @@
 // a message from it is treated like input from the network: shape, types and sizes are checked,
 // and anything that does not fit is dropped or turned into an error result, never acted on.
 
-import type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent } from "./messages.js";
+import type {
+  Display,
+  EngineResult,
+  EngineStatus,
+  FileBlob,
+  FileSync,
+  HostEvent,
+} from "./messages.js";
 
-const STATUSES = new Set<EngineStatus>(["ok", "error", "timeout", "memory_limit", "output_limit", "workspace_limit", "cancelled"]);
+const STATUSES = new Set<EngineStatus>([
+  "ok",
+  "error",
+  "timeout",
+  "memory_limit",
+  "output_limit",
+  "workspace_limit",
+  "cancelled",
+]);
 const MAX_VALUE_CHARS = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 4096;
 
@@ -18,7 +33,9 @@ export function validateHostEvent(raw: unknown): HostEvent | null {
     case "ready":
       return isInt(raw.pid) && isString(raw.node) ? (raw as HostEvent) : null;
     case "output":
-      return isInt(raw.id) && (raw.stream === "stdout" || raw.stream === "stderr") && isString(raw.text)
+      return isInt(raw.id) &&
+        (raw.stream === "stdout" || raw.stream === "stderr") &&
+        isString(raw.text)
         ? (raw as HostEvent)
         : null;
     case "result":
@@ -32,7 +49,9 @@ export function validateHostEvent(raw: unknown): HostEvent | null {
     case "stats":
       return isInt(raw.id) && isObject(raw.stats) ? (raw as HostEvent) : null;
     case "log":
-      return isString(raw.message) ? { type: "log", level: "warn", message: raw.message.slice(0, MAX_MESSAGE_CHARS) } : null;
+      return isString(raw.message)
+        ? { type: "log", level: "warn", message: raw.message.slice(0, MAX_MESSAGE_CHARS) }
+        : null;
     default:
       return null;
   }
@@ -40,16 +59,29 @@ export function validateHostEvent(raw: unknown): HostEvent | null {
 
 /** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL. */
 export function isSafeRelativePath(p: unknown): p is string {
-  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\")) return false;
+  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\"))
+    return false;
   if (p.startsWith("/")) return false;
   return p.split("/").every((part) => part !== "" && part !== "." && part !== "..");
 }
 
 function validateChanges(raw: unknown): FileSync | null {
-  if (!isObject(raw) || !Array.isArray(raw.files) || !Array.isArray(raw.dirs) || !Array.isArray(raw.removed)) return null;
+  if (
+    !isObject(raw) ||
+    !Array.isArray(raw.files) ||
+    !Array.isArray(raw.dirs) ||
+    !Array.isArray(raw.removed)
+  )
+    return null;
   const files: FileBlob[] = [];
   for (const f of raw.files as unknown[]) {
-    if (!isObject(f) || !isSafeRelativePath(f.path) || !(f.data instanceof Uint8Array) || typeof f.mtimeMs !== "number") return null;
+    if (
+      !isObject(f) ||
+      !isSafeRelativePath(f.path) ||
+      !(f.data instanceof Uint8Array) ||
+      typeof f.mtimeMs !== "number"
+    )
+      return null;
     files.push({ path: f.path, data: f.data, mtimeMs: f.mtimeMs });
   }
   if (!raw.dirs.every(isSafeRelativePath) || !raw.removed.every(isSafeRelativePath)) return null;
@@ -57,8 +89,15 @@ function validateChanges(raw: unknown): FileSync | null {
 }
 
 function capText(text: string, maxBytes: number): { text: string; cut: boolean } {
-  if (text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes) return { text, cut: false };
-  return { text: Buffer.from(text).subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""), cut: true };
+  if (text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes)
+    return { text, cut: false };
+  return {
+    text: Buffer.from(text)
+      .subarray(0, maxBytes)
+      .toString("utf8")
+      .replace(/\uFFFD$/, ""),
+    cut: true,
+  };
 }
 
 /** Checks a run result and enforces the output cap again on this side. */
@@ -108,9 +147,19 @@ function validateDisplays(raw: unknown): Display[] | null {
   if (!Array.isArray(raw) || raw.length > 100) return null;
   const out: Display[] = [];
   for (const d of raw as unknown[]) {
-    if (!isObject(d) || !isString(d.mimeType) || !/^[\w.+-]+\/[\w.+-]+$/.test(d.mimeType) || !isString(d.text)) return null;
+    if (
+      !isObject(d) ||
+      !isString(d.mimeType) ||
+      !/^[\w.+-]+\/[\w.+-]+$/.test(d.mimeType) ||
+      !isString(d.text)
+    )
+      return null;
     if (d.data !== undefined && !isString(d.data) && !(d.data instanceof Uint8Array)) return null;
-    out.push({ mimeType: d.mimeType, text: d.text.slice(0, MAX_DISPLAY_TEXT), ...(d.data !== undefined ? { data: d.data } : {}) });
+    out.push({
+      mimeType: d.mimeType,
+      text: d.text.slice(0, MAX_DISPLAY_TEXT),
+      ...(d.data !== undefined ? { data: d.data } : {}),
+    });
   }
   return out;
 }

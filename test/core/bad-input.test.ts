@@ -39,9 +39,15 @@ describe("bad input", () => {
     const big = await rejection(sb.run("python", "#".repeat(101)));
     expect(big.code).toBe("CODE_TOO_LARGE");
     expect(big.message).toMatch(/maxCodeBytes=100/);
-    expect((await rejection(sb.run("python", "1", { timeout: 5 } as never))).message).toMatch(/unknown run option "timeout"/);
-    expect((await rejection(sb.run("python", "1", { timeoutMs: -1 }))).code).toBe("INVALID_ARGUMENT");
-    expect((await rejection(sb.run("python", "1", { env: { A: 1 } } as never))).code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(sb.run("python", "1", { timeout: 5 } as never))).message).toMatch(
+      /unknown run option "timeout"/,
+    );
+    expect((await rejection(sb.run("python", "1", { timeoutMs: -1 }))).code).toBe(
+      "INVALID_ARGUMENT",
+    );
+    expect((await rejection(sb.run("python", "1", { env: { A: 1 } } as never))).code).toBe(
+      "INVALID_ARGUMENT",
+    );
   });
 
   it("paths that leave the workspace", async () => {

@@ -48,7 +48,10 @@ const DIALECTS: Record<Language, Dialect> = {
     loop: "while (true) {}",
     memoryBomb: "const keep = [];\nwhile (true) keep.push(new Array(1e6).fill(Math.random()))",
     flood: "while (true) console.log('flood'.repeat(20))",
-    value: { code: "const xs = [1, 2, 3];\nawait Promise.resolve(xs.map((x) => x * 2))", expected: "[ 2, 4, 6 ]" },
+    value: {
+      code: "const xs = [1, 2, 3];\nawait Promise.resolve(xs.map((x) => x * 2))",
+      expected: "[ 2, 4, 6 ]",
+    },
   },
   typescript: {
     print: (t) => `console.log(${JSON.stringify(t)} satisfies string)`,
@@ -56,14 +59,20 @@ const DIALECTS: Record<Language, Dialect> = {
     exit: (n) => `process.exit(${n} as number)`,
     setVar: (n, v) => `var ${n}: number = ${v}`,
     echoVar: (n) => `console.log(${n})`,
-    readStdin: "const input: string = require('fs').readFileSync(0, 'utf8');\nconsole.log(input.toUpperCase())",
+    readStdin:
+      "const input: string = require('fs').readFileSync(0, 'utf8');\nconsole.log(input.toUpperCase())",
     readEnv: (n) => `console.log(process.env[${JSON.stringify(n)}] as string | undefined)`,
-    raiseCode: "interface Shape { area(): number }\nfunction f(): never {\n  throw new RangeError('bad value');\n}\nf()",
+    raiseCode:
+      "interface Shape { area(): number }\nfunction f(): never {\n  throw new RangeError('bad value');\n}\nf()",
     raise: /Uncaught RangeError: bad value[\s\S]*main\.ts:3/,
     loop: "while (true as boolean) {}",
-    memoryBomb: "const keep: number[][] = [];\nwhile (true) keep.push(new Array(1e6).fill(Math.random()))",
+    memoryBomb:
+      "const keep: number[][] = [];\nwhile (true) keep.push(new Array(1e6).fill(Math.random()))",
     flood: "while (true) console.log('flood'.repeat(20) as string)",
-    value: { code: "type Pair = [number, number];\nconst p: Pair = [2, 3];\np[0] * p[1]", expected: "6" },
+    value: {
+      code: "type Pair = [number, number];\nconst p: Pair = [2, 3];\np[0] * p[1]",
+      expected: "6",
+    },
   },
   bash: {
     print: (t) => `echo ${JSON.stringify(t)}`,
@@ -89,81 +98,88 @@ afterAll(async () => {
   await runtime.close();
 });
 
-describe.each(Object.entries(DIALECTS) as [Language, Dialect][])("%s engine contract", (language, d) => {
-  let sb: Sandbox;
-  beforeAll(async () => {
-    sb = await Sandbox.create({ runtime });
-  });
-  afterAll(async () => {
-    await sb.close();
-  });
+describe.each(Object.entries(DIALECTS) as [Language, Dialect][])(
+  "%s engine contract",
+  (language, d) => {
+    let sb: Sandbox;
+    beforeAll(async () => {
+      sb = await Sandbox.create({ runtime });
+    });
+    afterAll(async () => {
+      await sb.close();
+    });
 
-  it("captures stdout and stderr separately", async () => {
-    const r = await sb.run(language, `${d.print("to out")}\n${d.printErr("to err")}`);
-    expect(r).toMatchObject({ status: "ok", exitCode: 0, truncated: false });
-    expect(r.stdout).toBe("to out\n");
-    expect(r.stderr).toBe("to err\n");
-    expect(r.durationMs).toBeGreaterThan(0);
-  });
+    it("captures stdout and stderr separately", async () => {
+      const r = await sb.run(language, `${d.print("to out")}\n${d.printErr("to err")}`);
+      expect(r).toMatchObject({ status: "ok", exitCode: 0, truncated: false });
+      expect(r.stdout).toBe("to out\n");
+      expect(r.stderr).toBe("to err\n");
+      expect(r.durationMs).toBeGreaterThan(0);
+    });
 
-  it("turns an exit request into the exit code", async () => {
-    const r = await sb.run(language, d.exit(7));
-    expect(r.status).toBe("error");
-    expect(r.exitCode).toBe(7);
-    expect((await sb.run(language, d.exit(0))).status).toBe("ok");
-  });
+    it("turns an exit request into the exit code", async () => {
+      const r = await sb.run(language, d.exit(7));
+      expect(r.status).toBe("error");
+      expect(r.exitCode).toBe(7);
+      expect((await sb.run(language, d.exit(0))).status).toBe("ok");
+    });
 
-  it("reports an uncaught error as status error with the guest's own trace", async () => {
-    const r = await sb.run(language, d.raiseCode);
-    expect(r.status).toBe("error");
-    expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toMatch(d.raise);
-    expect(r.stderr).not.toMatch(/polybox|_base\.py|worker-entry/);
-  });
+    it("reports an uncaught error as status error with the guest's own trace", async () => {
+      const r = await sb.run(language, d.raiseCode);
+      expect(r.status).toBe("error");
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stderr).toMatch(d.raise);
+      expect(r.stderr).not.toMatch(/polybox|_base\.py|worker-entry/);
+    });
 
-  it("keeps interpreter state between runs", async () => {
-    await sb.run(language, d.setVar("counter", 41));
-    const r = await sb.run(language, d.echoVar("counter"));
-    expect(r.stdout.trim()).toBe("41");
-  });
+    it("keeps interpreter state between runs", async () => {
+      await sb.run(language, d.setVar("counter", 41));
+      const r = await sb.run(language, d.echoVar("counter"));
+      expect(r.stdout.trim()).toBe("41");
+    });
 
-  it("feeds stdin and passes only the env it was given", async () => {
-    expect((await sb.run(language, d.readStdin, { stdin: "shout" })).stdout.trim()).toBe("SHOUT");
-    expect((await sb.run(language, d.readEnv("GREETING"), { env: { GREETING: "hej" } })).stdout.trim()).toBe("hej");
-    expect((await sb.run(language, d.readEnv("HOME_SECRET"))).stdout.trim()).toMatch(/^(None|undefined|)$/);
-  });
+    it("feeds stdin and passes only the env it was given", async () => {
+      expect((await sb.run(language, d.readStdin, { stdin: "shout" })).stdout.trim()).toBe("SHOUT");
+      expect(
+        (await sb.run(language, d.readEnv("GREETING"), { env: { GREETING: "hej" } })).stdout.trim(),
+      ).toBe("hej");
+      expect((await sb.run(language, d.readEnv("HOME_SECRET"))).stdout.trim()).toMatch(
+        /^(None|undefined|)$/,
+      );
+    });
 
-  it.runIf(d.value)("returns the last expression's value as text", async () => {
-    const r = await sb.run(language, d.value!.code);
-    expect(r.value).toBe(d.value!.expected);
-  });
+    it.runIf(d.value)("returns the last expression's value as text", async () => {
+      const r = await sb.run(language, d.value!.code);
+      expect(r.value).toBe(d.value!.expected);
+    });
 
-  it("kills an infinite loop at the timeout and stays usable", async () => {
-    const started = Date.now();
-    const r = await sb.run(language, d.loop, { timeoutMs: 300 });
-    expect(r.status).toBe("timeout");
-    expect(r.message).toMatch(/timeoutMs=300/);
-    expect(Date.now() - started).toBeLessThan(10_000);
-    expect((await sb.run(language, d.print("alive"))).stdout).toBe("alive\n");
-  });
+    it("kills an infinite loop at the timeout and stays usable", async () => {
+      const started = Date.now();
+      const r = await sb.run(language, d.loop, { timeoutMs: 300 });
+      expect(r.status).toBe("timeout");
+      expect(r.message).toMatch(/timeoutMs=300/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await sb.run(language, d.print("alive"))).stdout).toBe("alive\n");
+    });
 
-  it("stops a memory bomb with status memory_limit", async () => {
-    const r = await sb.run(language, d.memoryBomb, { memoryMb: 128, timeoutMs: 20_000 });
-    expect(r.status).toBe("memory_limit");
-    expect(r.message).toMatch(/memoryMb=128/);
-    const other = await Sandbox.create({ runtime });
-    expect((await other.run(language, d.print("fresh"))).stdout).toBe("fresh\n");
-    await other.close();
-  });
+    it("stops a memory bomb with status memory_limit", async () => {
+      const r = await sb.run(language, d.memoryBomb, { memoryMb: 128, timeoutMs: 20_000 });
+      expect(r.status).toBe("memory_limit");
+      expect(r.message).toMatch(/memoryMb=128/);
+      const other = await Sandbox.create({ runtime });
+      expect((await other.run(language, d.print("fresh"))).stdout).toBe("fresh\n");
+      await other.close();
+    });
 
-  it("caps output, marks it truncated, and stops the flood", async () => {
-    const r = await sb.run(language, d.flood, { maxOutputBytes: 4096, timeoutMs: 20_000 });
-    expect(r.status).toBe("output_limit");
-    expect(r.truncated).toBe(true);
-    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(4096);
-    expect(r.message).toMatch(/maxOutputBytes=4096/);
-  });
-});
+    it("caps output, marks it truncated, and stops the flood", async () => {
+      const r = await sb.run(language, d.flood, { maxOutputBytes: 4096, timeoutMs: 20_000 });
+      expect(r.status).toBe("output_limit");
+      expect(r.truncated).toBe(true);
+      expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(4096);
+      expect(r.message).toMatch(/maxOutputBytes=4096/);
+    });
+  },
+);
 
 describe("python specifics", () => {
   it("reports SystemExit with a message as exit code 1 and the message on stderr", async () => {
@@ -193,7 +209,9 @@ describe("typescript specifics", () => {
     expect((await sb.run("typescript", "enum Color { Red, Green }\nColor.Green")).value).toBe("1");
     const r = await sb.run("typescript", "let ok: number = 1;\nconst broken: number = ;");
     expect(r.status).toBe("error");
-    expect(r.stderr).toMatch(/SyntaxError \(TypeScript\): Expression expected[\s\S]*2 \| const broken: number = ;/);
+    expect(r.stderr).toMatch(
+      /SyntaxError \(TypeScript\): Expression expected[\s\S]*2 \| const broken: number = ;/,
+    );
   });
 });
 
@@ -204,7 +222,12 @@ describe("javascript specifics", () => {
       "javascript",
       'import fs from "node:fs";\nimport { promises } from "fs";\nawait promises.writeFile("t.txt", "x");\nsetTimeout(() => console.log("tick"), 5);\nfs.existsSync("t.txt")',
     );
-    expect(r).toMatchObject({ status: "ok", value: "true", stdout: "tick\n", filesChanged: ["t.txt"] });
+    expect(r).toMatchObject({
+      status: "ok",
+      value: "true",
+      stdout: "tick\n",
+      filesChanged: ["t.txt"],
+    });
   });
 
   it("refuses modules other than fs, fs/promises and path", async () => {

@@ -13,7 +13,12 @@ afterAll(async () => {
 
 describe("lifecycle", () => {
   it("one-shot run creates, runs and destroys", async () => {
-    const r = await run({ runtime, language: "python", code: "print(open('in.txt').read())", files: { "in.txt": "given" } });
+    const r = await run({
+      runtime,
+      language: "python",
+      code: "print(open('in.txt').read())",
+      files: { "in.txt": "given" },
+    });
     expect(r).toMatchObject({ status: "ok", stdout: "given\n" });
   });
 
@@ -21,9 +26,13 @@ describe("lifecycle", () => {
     await using sb = await Sandbox.create({ runtime });
     const seen: { text: string; at: number }[] = [];
     const started = Date.now();
-    const r = await sb.run("python", "import time\nprint('first', flush=True)\ntime.sleep(0.6)\nprint('second')", {
-      onOutput: (_stream, text) => seen.push({ text, at: Date.now() - started }),
-    });
+    const r = await sb.run(
+      "python",
+      "import time\nprint('first', flush=True)\ntime.sleep(0.6)\nprint('second')",
+      {
+        onOutput: (_stream, text) => seen.push({ text, at: Date.now() - started }),
+      },
+    );
     expect(r.stdout).toBe("first\nsecond\n");
     const first = seen.find((s) => s.text.includes("first"));
     expect(first).toBeDefined();
@@ -40,11 +49,19 @@ describe("lifecycle", () => {
   });
 
   it("cancels a run whose interpreter is still booting, without waiting for its timeout", async () => {
-    await using cold = await testRuntime({ pool: { python: 0, javascript: 0, typescript: 0, bash: 0 } });
+    await using cold = await testRuntime({
+      pool: { python: 0, javascript: 0, typescript: 0, bash: 0 },
+    });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const started = Date.now();
-    const r = await run({ runtime: cold, language: "python", code: "while True: pass", timeoutMs: 60_000, signal: controller.signal });
+    const r = await run({
+      runtime: cold,
+      language: "python",
+      code: "while True: pass",
+      timeoutMs: 60_000,
+      signal: controller.signal,
+    });
     expect(r.status).toBe("cancelled");
     expect(Date.now() - started).toBeLessThan(30_000);
   });
@@ -66,7 +83,10 @@ describe("lifecycle", () => {
     const keep = await Sandbox.create({ runtime });
     for (let i = 0; i < 200; i++) {
       const language = languages[i % languages.length]!;
-      const r = i % 2 === 0 ? await run({ runtime, language, code: code[language] }) : await keep.run(language, code[language]);
+      const r =
+        i % 2 === 0
+          ? await run({ runtime, language, code: code[language] })
+          : await keep.run(language, code[language]);
       expect(r.status).toBe("ok");
     }
     await keep.close();

@@ -14,7 +14,10 @@ async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> 
 
 describe("warm pools", () => {
   it("fill, shrink when idle, and refill on the next run", async () => {
-    await using rt = await testRuntime({ pool: { python: 0, javascript: 3, typescript: 0, bash: 0 }, poolIdleShrinkMs: 2000 });
+    await using rt = await testRuntime({
+      pool: { python: 0, javascript: 3, typescript: 0, bash: 0 },
+      poolIdleShrinkMs: 2000,
+    });
     await until(async () => (await rt.host.stats()).pooled.javascript === 3);
     await until(async () => (await rt.host.stats()).pooled.javascript === 1);
     await run({ runtime: rt, language: "javascript", code: "1" });
@@ -22,16 +25,25 @@ describe("warm pools", () => {
   });
 
   it("stay within the memory budget", async () => {
-    await using rt = await testRuntime({ pool: { python: 0, javascript: 0, typescript: 0, bash: 4 }, poolBudgetMb: 60 });
+    await using rt = await testRuntime({
+      pool: { python: 0, javascript: 0, typescript: 0, bash: 4 },
+      poolBudgetMb: 60,
+    });
     await until(async () => (await rt.host.stats()).pooled.bash === 2);
     await new Promise((r) => setTimeout(r, 500));
     expect((await rt.host.stats()).pooled.bash).toBe(2);
   });
 
   it("never hand a one-shot interpreter to a second run", async () => {
-    await using rt = await testRuntime({ pool: { python: 0, javascript: 1, typescript: 0, bash: 0 } });
+    await using rt = await testRuntime({
+      pool: { python: 0, javascript: 1, typescript: 0, bash: 0 },
+    });
     await run({ runtime: rt, language: "javascript", code: "globalThis.leftover = 'secret'" });
-    const r = await run({ runtime: rt, language: "javascript", code: "typeof globalThis.leftover" });
+    const r = await run({
+      runtime: rt,
+      language: "javascript",
+      code: "typeof globalThis.leftover",
+    });
     expect(r.value).toBe('"undefined"');
   });
 });

@@ -26,14 +26,19 @@ afterAll(async () => {
 describe("rich outputs", () => {
   it("returns PNG files a Python run writes and images it displays", async () => {
     await using sb = await Sandbox.create({ runtime });
-    const r = await sb.run("python", `${PYTHON_PNG}\nopen("red.png", "wb").write(png(4, 3, (255, 0, 0)))\ndisplay(png(2, 2, (0, 0, 255)))`);
+    const r = await sb.run(
+      "python",
+      `${PYTHON_PNG}\nopen("red.png", "wb").write(png(4, 3, (255, 0, 0)))\ndisplay(png(2, 2, (0, 0, 255)))`,
+    );
     expect(r.status).toBe("ok");
     expect(r.images.map((i) => [i.mimeType, i.path])).toEqual([
       ["image/png", null],
       ["image/png", "red.png"],
     ]);
     for (const image of r.images) expect([...image.data.slice(0, 8)]).toEqual(PNG_SIGNATURE);
-    expect(Buffer.from(r.images[1]!.data).equals(Buffer.from(await sb.files.read("red.png")))).toBe(true);
+    expect(Buffer.from(r.images[1]!.data).equals(Buffer.from(await sb.files.read("red.png")))).toBe(
+      true,
+    );
   });
 
   it("returns images from JavaScript's display() and written files", async () => {
@@ -56,15 +61,24 @@ describe("rich outputs", () => {
     );
     expect(r.displays).toEqual([
       { mimeType: "text/html", text: "Table(1 row)", data: "<table><tr><td>1</td></tr></table>" },
-      { mimeType: "application/json", text: '{\n  "a": [\n    1,\n    2\n  ]\n}', data: '{\n  "a": [\n    1,\n    2\n  ]\n}' },
+      {
+        mimeType: "application/json",
+        text: '{\n  "a": [\n    1,\n    2\n  ]\n}',
+        data: '{\n  "a": [\n    1,\n    2\n  ]\n}',
+      },
     ]);
   });
 
   it("drops an oversize image with a note instead of sending it", async () => {
     await using sb = await Sandbox.create({ runtime });
-    const r = await sb.run("python", "open('huge.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(6 * 1024 * 1024))");
+    const r = await sb.run(
+      "python",
+      "open('huge.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(6 * 1024 * 1024))",
+    );
     expect(r.status).toBe("ok");
     expect(r.images).toEqual([]);
-    expect(r.notes?.[0]).toMatch(/image huge\.png \(6 MiB\) was not returned: images are limited to 5 MiB/);
+    expect(r.notes?.[0]).toMatch(
+      /image huge\.png \(6 MiB\) was not returned: images are limited to 5 MiB/,
+    );
   });
 });

@@ -16,15 +16,24 @@ afterAll(async () => {
 describe("shared workspace", () => {
   it("passes files between Python, Bash and JavaScript in both directions", async () => {
     await using sb = await Sandbox.create({ runtime });
-    const py = await sb.run("python", "import os\nos.makedirs('out', exist_ok=True)\nopen('out/nums.txt', 'w').write('3\\n1\\n2\\n')");
+    const py = await sb.run(
+      "python",
+      "import os\nos.makedirs('out', exist_ok=True)\nopen('out/nums.txt', 'w').write('3\\n1\\n2\\n')",
+    );
     expect(py.filesChanged).toEqual(["out", "out/nums.txt"]);
     const sh = await sb.run("bash", "sort -n out/nums.txt > sorted.txt && wc -l < sorted.txt");
     expect(sh.stdout.trim()).toBe("3");
     expect(sh.filesChanged).toEqual(["sorted.txt"]);
-    const js = await sb.run("javascript", "const fs = require('fs');\nfs.writeFileSync('sum.txt', String(fs.readFileSync('sorted.txt', 'utf8').trim().split('\\n').map(Number).reduce((a, b) => a + b)));\nfs.rmSync('out', { recursive: true })");
+    const js = await sb.run(
+      "javascript",
+      "const fs = require('fs');\nfs.writeFileSync('sum.txt', String(fs.readFileSync('sorted.txt', 'utf8').trim().split('\\n').map(Number).reduce((a, b) => a + b)));\nfs.rmSync('out', { recursive: true })",
+    );
     expect(js.status).toBe("ok");
     expect(await sb.files.read("sum.txt", "utf8")).toBe("6");
-    const back = await sb.run("python", "import os\nprint(open('sum.txt').read(), os.path.exists('out'))");
+    const back = await sb.run(
+      "python",
+      "import os\nprint(open('sum.txt').read(), os.path.exists('out'))",
+    );
     expect(back.stdout).toBe("6 False\n");
   });
 
@@ -37,7 +46,10 @@ describe("shared workspace", () => {
       ["data", "directory", 0],
       ["data/in.csv", "file", 12],
     ]);
-    const r = await sb.run("python", "import csv\nprint([row[2] for row in csv.reader(open('data/in.csv'))])\nopen('bin.dat','rb').read()");
+    const r = await sb.run(
+      "python",
+      "import csv\nprint([row[2] for row in csv.reader(open('data/in.csv'))])\nopen('bin.dat','rb').read()",
+    );
     expect(r.stdout).toBe("['c', '3']\n");
     expect(r.value).toBe("b'\\x00\\xff\\x07'");
     await sb.files.remove("data");
@@ -48,11 +60,16 @@ describe("shared workspace", () => {
   it("refuses writes over the quota from the API and from guests, keeping earlier files", async () => {
     await using sb = await Sandbox.create({ runtime, limits: { workspaceQuotaBytes: 10_000 } });
     await sb.files.write("keep.txt", "kept");
-    await expect(sb.files.write("big.bin", new Uint8Array(20_000))).rejects.toMatchObject({ code: "QUOTA_EXCEEDED" });
+    await expect(sb.files.write("big.bin", new Uint8Array(20_000))).rejects.toMatchObject({
+      code: "QUOTA_EXCEEDED",
+    });
     for (const [language, code] of [
       ["python", "open('big.txt', 'w').write('x' * 20000)"],
       ["javascript", "require('fs').writeFileSync('big.txt', 'x'.repeat(20000))"],
-      ["bash", "s=xxxxxxxxxx; for i in 1 2 3 4 5 6 7 8 9 10 11; do s=$s$s; done; echo $s > big.txt"],
+      [
+        "bash",
+        "s=xxxxxxxxxx; for i in 1 2 3 4 5 6 7 8 9 10 11; do s=$s$s; done; echo $s > big.txt",
+      ],
     ] as const) {
       const r = await sb.run(language, code);
       expect(r.status, language).toBe("workspace_limit");
@@ -76,7 +93,9 @@ describe("shared workspace", () => {
     const before = new Set(readdirSync(os.tmpdir()).filter((n) => n.startsWith("polybox-ws-")));
     const sb = await Sandbox.create({ runtime });
     await sb.files.write("f.txt", "x");
-    const created = readdirSync(os.tmpdir()).filter((n) => n.startsWith("polybox-ws-") && !before.has(n));
+    const created = readdirSync(os.tmpdir()).filter(
+      (n) => n.startsWith("polybox-ws-") && !before.has(n),
+    );
     expect(created).toHaveLength(1);
     await sb.close();
     expect(existsSync(`${os.tmpdir()}/${created[0]}`)).toBe(false);

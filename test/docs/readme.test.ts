@@ -23,17 +23,25 @@ function librarySnippet(): string {
 
 /** `console.log(a, b); // x y` → the expected printed line, with \n escapes expanded. */
 function expectedOutput(snippet: string): string[] {
-  return [...snippet.matchAll(/console\.log\(.*\);\s*\/\/\s*(.*)$/gm)].map((m) => m[1]!.replace(/\\n/g, "\n"));
+  return [...snippet.matchAll(/console\.log\(.*\);\s*\/\/\s*(.*)$/gm)].map((m) =>
+    m[1]!.replace(/\\n/g, "\n"),
+  );
 }
 
 describe("README", () => {
   it("library example runs as written and prints what its comments say", async () => {
     const snippet = librarySnippet();
-    const js = ts.transpileModule(snippet.replace('from "polybox"', `from ${JSON.stringify(path.join(root, "dist/index.js"))}`), {
-      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
-    }).outputText;
+    const js = ts.transpileModule(
+      snippet.replace('from "polybox"', `from ${JSON.stringify(path.join(root, "dist/index.js"))}`),
+      {
+        compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+      },
+    ).outputText;
     const file = path.join(dir, "example.mjs");
-    writeFileSync(file, `${js}\nawait (await import(${JSON.stringify(path.join(root, "dist/index.js"))})).shutdown();\n`);
+    writeFileSync(
+      file,
+      `${js}\nawait (await import(${JSON.stringify(path.join(root, "dist/index.js"))})).shutdown();\n`,
+    );
     const { stdout } = await promisify(execFile)(process.execPath, [file], { timeout: 60_000 });
     const printed = stdout;
     for (const line of expectedOutput(snippet)) expect(printed).toContain(line);

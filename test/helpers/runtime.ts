@@ -7,5 +7,5 @@ export async function testRuntime(options: RuntimeOptions = {}): Promise<Runtime
   return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1 }, ...options });
 }
 
-export { isPolyboxError, PolyboxError, Runtime, run, Sandbox } from "../../dist/index.js";
 export type { Language, RunResult } from "../../dist/index.js";
+export { isPolyboxError, PolyboxError, Runtime, run, Sandbox } from "../../dist/index.js";

@@ -60,12 +60,18 @@ export interface BuiltWheel {
 }
 
 /** A wheel for distribution `name` with one module `module` whose source is `source`. */
-export function buildWheel(name: string, version: string, module: string, source: string): BuiltWheel {
+export function buildWheel(
+  name: string,
+  version: string,
+  module: string,
+  source: string,
+): BuiltWheel {
   const dist = `${name.replace(/-/g, "_")}-${version}`;
   const files: Record<string, string> = {
     [`${module}.py`]: source,
     [`${dist}.dist-info/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n`,
-    [`${dist}.dist-info/WHEEL`]: "Wheel-Version: 1.0\nGenerator: polybox-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    [`${dist}.dist-info/WHEEL`]:
+      "Wheel-Version: 1.0\nGenerator: polybox-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
   };
   const record = Object.entries(files).map(([path, content]) => {
     const digest = createHash("sha256").update(content).digest("base64url");
@@ -73,5 +79,9 @@ export function buildWheel(name: string, version: string, module: string, source
   });
   files[`${dist}.dist-info/RECORD`] = `${[...record, `${dist}.dist-info/RECORD,,`].join("\n")}\n`;
   const data = zip(files);
-  return { fileName: `${dist}-py3-none-any.whl`, data, sha256: createHash("sha256").update(data).digest("hex") };
+  return {
+    fileName: `${dist}-py3-none-any.whl`,
+    data,
+    sha256: createHash("sha256").update(data).digest("hex"),
+  };
 }

@@ -10,7 +10,17 @@ import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
-const TRANSIENT = new Set(["?", "_", "OLDPWD", "SHLVL", "BASHPID", "RANDOM", "LINENO", "SECONDS", "PPID"]);
+const TRANSIENT = new Set([
+  "?",
+  "_",
+  "OLDPWD",
+  "SHLVL",
+  "BASHPID",
+  "RANDOM",
+  "LINENO",
+  "SECONDS",
+  "PPID",
+]);
 
 function adapter(fs: InMemoryFs): GuestFs {
   const abs = (path: string) => `${ROOT}/${path}`;
@@ -78,10 +88,13 @@ export async function createEngine(): Promise<Engine> {
     async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
       abort = new AbortController();
       let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        abort?.abort();
-      }, Math.max(0, run.deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          timedOut = true;
+          abort?.abort();
+        },
+        Math.max(0, run.deadline - Date.now()),
+      );
       const { limits } = request;
       const memoryBytes = limits.memoryMb * 1024 * 1024;
       const bash = new Bash({
@@ -98,7 +111,11 @@ export async function createEngine(): Promise<Engine> {
         },
       });
       try {
-        const result = await bash.exec(request.code, { signal: abort.signal, rawScript: true, stdin: request.stdin });
+        const result = await bash.exec(request.code, {
+          signal: abort.signal,
+          rawScript: true,
+          stdin: request.stdin,
+        });
         run.output.write("stdout", result.stdout);
         run.output.write("stderr", result.stderr);
         const env = result.env ?? {};

@@ -26,7 +26,9 @@ const MB = 1024 * 1024;
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   const { quickjsWasm } = init.assets;
   const stripTypes = init.language === "typescript" ? await loadTypeStripper() : null;
-  const module = await newQuickJSWASMModule(quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC);
+  const module = await newQuickJSWASMModule(
+    quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC,
+  );
   const runtime = module.newRuntime();
   runtime.setMaxStackSize(1 * MB);
   const ctx = runtime.newContext();
@@ -158,7 +160,11 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
           }
           source = stripped.code;
         }
-        const evaluated = ctx.evalCode(rewriteImports(source), stripTypes ? "main.ts" : "main.js", EVAL_FLAG_ASYNC);
+        const evaluated = ctx.evalCode(
+          rewriteImports(source),
+          stripTypes ? "main.ts" : "main.js",
+          EVAL_FLAG_ASYNC,
+        );
         if (evaluated.error) return failure(evaluated.error, run);
         const promise = evaluated.value;
         try {
@@ -181,26 +187,29 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
 
   /** Runs jobs and timers until the script's promise settles and no timer is left. */
   async function settle(promise: QuickJSHandle, run: RunContext): Promise<EngineOutcome> {
-        for (;;) {
-          const thrown = drainJobs(run);
-          if (thrown) return failure(thrown, run);
-          const state = ctx.getPromiseState(promise);
-          if (state.type === "rejected") return failure(state.error, run);
-          if (state.type === "fulfilled" && timers.size === 0 && due.length === 0) {
-            const value = ctx.getProp(state.value, "value");
-            state.value.dispose();
-            const text = ctx.typeof(value) === "undefined" ? null : describe(value);
-            value.dispose();
-            return { exitCode: 0, value: text };
-          }
-          if (state.type === "fulfilled") state.value.dispose();
-          if (state.type === "pending" && timers.size === 0 && due.length === 0) {
-            run.output.write("stderr", "Uncaught Error: top-level await never settled (nothing left to wait for)\n");
-            return { exitCode: 1, value: null };
-          }
-          if (Date.now() >= run.deadline) return { exitCode: 124, value: null, status: "timeout" };
-          await nextTimer(run.deadline);
-        }
+    for (;;) {
+      const thrown = drainJobs(run);
+      if (thrown) return failure(thrown, run);
+      const state = ctx.getPromiseState(promise);
+      if (state.type === "rejected") return failure(state.error, run);
+      if (state.type === "fulfilled" && timers.size === 0 && due.length === 0) {
+        const value = ctx.getProp(state.value, "value");
+        state.value.dispose();
+        const text = ctx.typeof(value) === "undefined" ? null : describe(value);
+        value.dispose();
+        return { exitCode: 0, value: text };
+      }
+      if (state.type === "fulfilled") state.value.dispose();
+      if (state.type === "pending" && timers.size === 0 && due.length === 0) {
+        run.output.write(
+          "stderr",
+          "Uncaught Error: top-level await never settled (nothing left to wait for)\n",
+        );
+        return { exitCode: 1, value: null };
+      }
+      if (Date.now() >= run.deadline) return { exitCode: 124, value: null, status: "timeout" };
+      await nextTimer(run.deadline);
+    }
   }
 }
 
@@ -234,7 +243,8 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
   fn("display", (mime, text, data) => {
     const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
     if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);
-    else if (data && ctx.typeof(data) === "object") item.data = new Uint8Array(ctx.getArrayBuffer(data).value.slice());
+    else if (data && ctx.typeof(data) === "object")
+      item.data = new Uint8Array(ctx.getArrayBuffer(data).value.slice());
     hooks.display(item);
     return undefined;
   });
@@ -316,7 +326,8 @@ function fsOp(fs: MemFs, op: string, args: unknown[]): unknown {
       fs.rm(rel, Boolean(args[1]), Boolean(args[2]), path);
       return null;
     case "unlink":
-      if (fs.stat(rel, path).type === "dir") throw new FsError("EISDIR", `illegal operation on a directory, unlink '${path}'`);
+      if (fs.stat(rel, path).type === "dir")
+        throw new FsError("EISDIR", `illegal operation on a directory, unlink '${path}'`);
       fs.rm(rel, false, false, path);
       return null;
     case "stat":

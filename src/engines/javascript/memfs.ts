@@ -40,7 +40,8 @@ export class MemFs {
         parts.pop();
       } else parts.push(part);
     }
-    if (parts[0] !== "workspace") throw new FsError("EACCES", `${path} is outside the workspace (${ROOT})`);
+    if (parts[0] !== "workspace")
+      throw new FsError("EACCES", `${path} is outside the workspace (${ROOT})`);
     return parts.slice(1).join("/");
   }
 
@@ -70,7 +71,8 @@ export class MemFs {
   read(rel: string, shown: string): Uint8Array {
     const node = this.nodes.get(rel);
     if (!node) throw new FsError("ENOENT", `no such file or directory, '${shown}'`);
-    if (node.type === "dir") throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
+    if (node.type === "dir")
+      throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
     return node.data;
   }
 
@@ -78,11 +80,15 @@ export class MemFs {
     if (rel === "") throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
     this.requireDir(this.parentOf(rel), shown);
     const old = this.nodes.get(rel);
-    if (old?.type === "dir") throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
+    if (old?.type === "dir")
+      throw new FsError("EISDIR", `illegal operation on a directory, '${shown}'`);
     const next = this.bytes - (old?.data.length ?? 0) + data.length;
     if (next > this.quotaBytes) {
       this.quotaHit = true;
-      throw new FsError("ENOSPC", `workspace quota exceeded: workspaceQuotaBytes=${this.quotaBytes}, '${shown}'`);
+      throw new FsError(
+        "ENOSPC",
+        `workspace quota exceeded: workspaceQuotaBytes=${this.quotaBytes}, '${shown}'`,
+      );
     }
     this.bytes = next;
     this.nodes.set(rel, { type: "file", data, mtimeMs });
@@ -105,7 +111,8 @@ export class MemFs {
     const prefix = rel === "" ? "" : `${rel}/`;
     const names: string[] = [];
     for (const key of this.nodes.keys()) {
-      if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/")) names.push(key.slice(prefix.length));
+      if (key.startsWith(prefix) && !key.slice(prefix.length).includes("/"))
+        names.push(key.slice(prefix.length));
     }
     return names.sort();
   }
@@ -119,7 +126,8 @@ export class MemFs {
     }
     if (node.type === "dir") {
       const children = [...this.nodes.keys()].filter((k) => k.startsWith(`${rel}/`));
-      if (children.length > 0 && !recursive) throw new FsError("ENOTEMPTY", `directory not empty, '${shown}'`);
+      if (children.length > 0 && !recursive)
+        throw new FsError("ENOTEMPTY", `directory not empty, '${shown}'`);
       for (const child of children) this.drop(child);
     }
     this.drop(rel);
@@ -137,7 +145,8 @@ export class MemFs {
     return {
       list: () => {
         const out = new Map<string, GuestEntry>();
-        for (const [path, node] of this.nodes) out.set(path, { type: node.type, size: node.data.length, mtimeMs: node.mtimeMs });
+        for (const [path, node] of this.nodes)
+          out.set(path, { type: node.type, size: node.data.length, mtimeMs: node.mtimeMs });
         return out;
       },
       read: (path) => this.read(path, path),

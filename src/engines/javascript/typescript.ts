@@ -7,7 +7,8 @@ export type StripResult = { code: string } | { error: string };
 
 /** swc reports errors as a code frame; keep it, under a SyntaxError heading like QuickJS's own. */
 function describe(error: unknown): string {
-  const text = typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
+  const text =
+    typeof error === "string" ? error : error instanceof Error ? error.message : String(error);
   const frame = text.replace(/\n+Caused by:[\s\S]*$/, "").trimEnd();
   return `SyntaxError (TypeScript): ${frame.replace(/^\s*x\s*/, "")}`;
 }
@@ -18,7 +19,8 @@ export async function loadTypeStripper(): Promise<(code: string) => StripResult>
     try {
       return { code: transformSync(code, { mode: "strip-only" }).code };
     } catch (error) {
-      if (!/not supported in strip-only mode/.test(String(error))) return { error: describe(error) };
+      if (!/not supported in strip-only mode/.test(String(error)))
+        return { error: describe(error) };
       try {
         return { code: transformSync(code, { mode: "transform" }).code };
       } catch (again) {

@@ -18,7 +18,8 @@ function memfsAdapter(FS: PyFS): GuestFs {
   function removeTree(path: string): void {
     const st = FS.lstat(path);
     if (isDir(st.mode)) {
-      for (const name of FS.readdir(path)) if (name !== "." && name !== "..") removeTree(`${path}/${name}`);
+      for (const name of FS.readdir(path))
+        if (name !== "." && name !== "..") removeTree(`${path}/${name}`);
       FS.rmdir(path);
     } else {
       FS.unlink(path);
@@ -67,7 +68,10 @@ function memfsAdapter(FS: PyFS): GuestFs {
  * the module the engine host compiled once, and put back right after (packages loaded later
  * instantiate their own modules normally).
  */
-async function withSharedModule<T>(shared: WebAssembly.Module | undefined, boot: () => Promise<T>): Promise<T> {
+async function withSharedModule<T>(
+  shared: WebAssembly.Module | undefined,
+  boot: () => Promise<T>,
+): Promise<T> {
   if (!shared) return boot();
   const original = WebAssembly.instantiate;
   const patched = async (source: unknown, imports?: WebAssembly.Imports) => {
@@ -96,12 +100,22 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   py.runPython(`import os; os.chdir("${ROOT}")`);
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
   type Sink = (mime: string, text: string, data: unknown) => void;
-  const runCell = py.globals.get("_polybox_run") as (code: string, env: string, sink: Sink) => Promise<string>;
+  const runCell = py.globals.get("_polybox_run") as (
+    code: string,
+    env: string,
+    sink: Sink,
+  ) => Promise<string>;
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
-  const installWheel = py.globals.get("_install_wheel") as (name: string, data: Uint8Array, dir: string) => { toJs(): string[]; destroy(): void };
-  const module = (py as unknown as { _module: { loadDynamicLibrary?: (path: string, flags: object) => void } })._module;
+  const installWheel = py.globals.get("_install_wheel") as (
+    name: string,
+    data: Uint8Array,
+    dir: string,
+  ) => { toJs(): string[]; destroy(): void };
+  const module = (
+    py as unknown as { _module: { loadDynamicLibrary?: (path: string, flags: object) => void } }
+  )._module;
 
   /** Unpacks wheels into site-packages (or the shared-library dir) and preloads their libraries. */
   const install = (wheels: WheelBlob[], output: RunContext["output"]) => {
@@ -114,7 +128,10 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
         try {
           module.loadDynamicLibrary?.(library, { global: true, nodelete: true });
         } catch (error) {
-          output.write("stderr", `polybox: could not load ${library} from ${wheel.fileName}: ${String(error)}\n`);
+          output.write(
+            "stderr",
+            `polybox: could not load ${library} from ${wheel.fileName}: ${String(error)}\n`,
+          );
         }
       }
     }

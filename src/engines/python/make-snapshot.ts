@@ -13,5 +13,9 @@ if (!pyodideDir || !outFile) {
 }
 installBindingShim();
 const { loadPyodide } = await import("pyodide");
-const py = await loadPyodide({ indexURL: pyodideDir, env: { HOME: "/workspace" }, _makeSnapshot: true });
+const py = await loadPyodide({
+  indexURL: pyodideDir,
+  env: { HOME: "/workspace" },
+  _makeSnapshot: true,
+});
 writeFileSync(outFile, py.makeMemorySnapshot());
