@@ -8,7 +8,11 @@ describe("OutputSink", () => {
   it("keeps at most maxBytes per stream and reports the overflow once", () => {
     const live: string[] = [];
     let overflows = 0;
-    const sink = new OutputSink(10, (_s, t) => live.push(t), () => overflows++);
+    const sink = new OutputSink(
+      10,
+      (_s, t) => live.push(t),
+      () => overflows++,
+    );
     sink.write("stdout", "12345");
     sink.write("stdout", "6789012345");
     sink.write("stdout", "more");
@@ -31,9 +35,13 @@ describe("OutputSink", () => {
 describe("rewriteImports", () => {
   it("turns static imports of built-in modules into require calls", () => {
     expect(rewriteImports('import fs from "node:fs";')).toBe('var fs = require("fs");');
-    expect(rewriteImports("import { readFileSync as r, existsSync } from 'fs'")).toBe('var { readFileSync: r, existsSync } = require("fs");');
+    expect(rewriteImports("import { readFileSync as r, existsSync } from 'fs'")).toBe(
+      'var { readFileSync: r, existsSync } = require("fs");',
+    );
     expect(rewriteImports('import * as p from "path"')).toBe('var p = require("path");');
-    expect(rewriteImports('import fs, { promises } from "fs"')).toBe('var fs = require("fs");var { promises } = require("fs");');
+    expect(rewriteImports('import fs, { promises } from "fs"')).toBe(
+      'var fs = require("fs");var { promises } = require("fs");',
+    );
     expect(rewriteImports('import x from "left-pad"')).toBe('import x from "left-pad"');
   });
 });

@@ -1,6 +1,13 @@
 // Unit tier (no WASM): limit parsing, resolution against ceilings, and messages naming limits.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, describeLimit, parseDuration, parseSize, resolveLimits } from "../../dist/core/limits.js";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_LIMITS,
+  describeLimit,
+  parseDuration,
+  parseSize,
+  resolveLimits,
+} from "../../dist/core/limits.js";
 
 describe("limits", () => {
   it("has the documented defaults", () => {
@@ -15,9 +22,13 @@ describe("limits", () => {
 
   it("applies overrides within the ceilings and rejects ones above them", () => {
     expect(resolveLimits(DEFAULT_LIMITS, { timeoutMs: 5000 }).timeoutMs).toBe(5000);
-    expect(() => resolveLimits(DEFAULT_LIMITS, { timeoutMs: DEFAULT_MAX_LIMITS.timeoutMs + 1 })).toThrow(/timeoutMs.*outside the allowed range/);
+    expect(() =>
+      resolveLimits(DEFAULT_LIMITS, { timeoutMs: DEFAULT_MAX_LIMITS.timeoutMs + 1 }),
+    ).toThrow(/timeoutMs.*outside the allowed range/);
     expect(() => resolveLimits(DEFAULT_LIMITS, { memoryMb: 1.5 })).toThrow(/integer/);
-    expect(() => resolveLimits(DEFAULT_LIMITS, { bogus: 1 } as never)).toThrow(/unknown limit "bogus"/);
+    expect(() => resolveLimits(DEFAULT_LIMITS, { bogus: 1 } as never)).toThrow(
+      /unknown limit "bogus"/,
+    );
   });
 
   it("parses CLI sizes and durations", () => {

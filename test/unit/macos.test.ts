@@ -11,7 +11,9 @@ describe("engine host sandbox-exec profile", () => {
     expect(profile).toContain("(deny file-write*)");
     expect(profile).toContain('(allow file-write* (subpath "/private/tmp/polybox-host-abc"))');
     // Allows must come after the denies they narrow (later rules win in SBPL).
-    expect(profile.indexOf("(deny file-write*)")).toBeLessThan(profile.indexOf("(allow file-write* (subpath"));
+    expect(profile.indexOf("(deny file-write*)")).toBeLessThan(
+      profile.indexOf("(allow file-write* (subpath"),
+    );
   });
 
   it("lets sandbox-exec start node and nothing else", () => {

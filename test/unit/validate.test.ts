@@ -9,7 +9,11 @@ const good = {
   exitCode: 0,
   value: "1",
   truncated: false,
-  changes: { files: [{ path: "a.txt", data: new Uint8Array([1]), mtimeMs: 1 }], dirs: [], removed: [] },
+  changes: {
+    files: [{ path: "a.txt", data: new Uint8Array([1]), mtimeMs: 1 }],
+    dirs: [],
+    removed: [],
+  },
 };
 
 describe("validateResult", () => {
@@ -21,9 +25,19 @@ describe("validateResult", () => {
     for (const bad of [
       { ...good, status: "pwned" },
       { ...good, exitCode: "0" },
-      { ...good, changes: { files: [{ path: "../../etc/cron.d/x", data: new Uint8Array(), mtimeMs: 0 }], dirs: [], removed: [] } },
+      {
+        ...good,
+        changes: {
+          files: [{ path: "../../etc/cron.d/x", data: new Uint8Array(), mtimeMs: 0 }],
+          dirs: [],
+          removed: [],
+        },
+      },
       { ...good, changes: { files: [], dirs: ["/abs"], removed: [] } },
-      { ...good, changes: { files: [{ path: "a", data: "not bytes", mtimeMs: 0 }], dirs: [], removed: [] } },
+      {
+        ...good,
+        changes: { files: [{ path: "a", data: "not bytes", mtimeMs: 0 }], dirs: [], removed: [] },
+      },
       null,
     ]) {
       const r = validateResult(bad, 100);
@@ -42,7 +56,9 @@ describe("validateResult", () => {
 
 describe("validateHostEvent", () => {
   it("drops unknown or malformed events", () => {
-    expect(validateHostEvent({ type: "output", id: 1, stream: "stdout", text: "x" })).not.toBeNull();
+    expect(
+      validateHostEvent({ type: "output", id: 1, stream: "stdout", text: "x" }),
+    ).not.toBeNull();
     expect(validateHostEvent({ type: "output", id: 1, stream: "stdin", text: "x" })).toBeNull();
     expect(validateHostEvent({ type: "exec", cmd: "rm -rf /" })).toBeNull();
     expect(validateHostEvent("ready")).toBeNull();
