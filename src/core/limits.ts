@@ -28,6 +28,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
 /** Images returned with a result: each at most this big, and at most this many per run. */
 export const IMAGE_LIMITS = Object.freeze({ maxImageBytes: 5 * 1024 * 1024, maxImages: 10 });
 
+/** Files and directories one workspace may hold, whatever their size (each costs an inode). */
+export const MAX_WORKSPACE_ENTRIES = 10_000;
+
 /** The largest value a caller may ask for unless the operator raises it. */
 export const DEFAULT_MAX_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 15 * 60_000,

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
-import { describeLimit, type Limits, resolveLimits } from "./limits.js";
+import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from "./limits.js";
 import { normalizeName, type Wheel } from "./packages.js";
 import { inlineDependencies, packageNames } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
@@ -279,11 +279,7 @@ export class Sandbox {
     }
     const host = this.runtime.host;
     await host.start();
-    if (host.generation !== this.hostGeneration) {
-      // The engine host was restarted: every interpreter of this sandbox is gone.
-      this.synced.clear();
-      this.hostGeneration = host.generation;
-    }
+    let stateLost = this.noticeHostRestart().has(language);
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
     const wheels =
@@ -315,27 +311,10 @@ export class Sandbox {
     } finally {
       this.runs--;
     }
-    if (host.generation !== this.hostGeneration) {
-      this.synced.clear();
-      this.hostGeneration = host.generation;
-    }
-    if (!result.stateLost && session !== null)
-      for (const w of newWheels) this.wheels.set(w.name, w);
-    let filesChanged: string[] = [];
-    let status = result.status;
-    let message = result.message;
-    const projected = this.workspace.projectedBytes(result.changes);
-    if (projected > this.limits.workspaceQuotaBytes) {
-      status = "workspace_limit";
-      message = `workspace quota exceeded: the run's files would take ${projected} bytes, over ${describeLimit("workspaceQuotaBytes", this.limits.workspaceQuotaBytes)}; its file changes were discarded`;
-      this.synced.set(language, null);
-    } else {
-      filesChanged = await this.workspace.apply(result.changes);
-      this.synced.set(
-        language,
-        result.stateLost || session === null ? null : this.workspace.generation,
-      );
-    }
+    this.noticeHostRestart();
+    stateLost ||= result.stateLost === true;
+    if (!stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
+    const { status, message, filesChanged } = await this.storeChanges(language, session, result, stateLost);
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
     rich.notes.unshift(...notes);
@@ -349,11 +328,58 @@ export class Sandbox {
       truncated: result.truncated,
       filesChanged,
       ...(message ? { message } : {}),
-      ...(result.stateLost ? { stateLost: true } : {}),
+      ...(stateLost ? { stateLost: true } : {}),
       images: rich.images,
       displays: rich.displays,
       ...(rich.notes.length > 0 ? { notes: rich.notes } : {}),
     };
+  }
+
+  /**
+   * After an engine host restart every interpreter of this sandbox is gone; returns the
+   * languages that had state, so their next result can say it was lost.
+   */
+  private noticeHostRestart(): Set<Language> {
+    const host = this.runtime.host;
+    if (host.generation === this.hostGeneration) return new Set();
+    const lost = new Set([...this.synced.keys()]);
+    this.synced.clear();
+    this.hostGeneration = host.generation;
+    return lost;
+  }
+
+  /**
+   * Writes the run's file changes into the workspace, unless they break its quota (bytes or
+   * entries), and records what the language's interpreter has now seen.
+   */
+  private async storeChanges(
+    language: Language,
+    session: string | null,
+    result: EngineResult,
+    stateLost: boolean,
+  ): Promise<{ status: RunResult["status"]; message: string | undefined; filesChanged: string[] }> {
+    const quota = this.limits.workspaceQuotaBytes;
+    const bytes = this.workspace.projectedBytes(result.changes);
+    const entries = this.workspace.projectedEntries(result.changes);
+    let refusal: string | undefined;
+    if (bytes > quota) {
+      refusal = `workspace quota exceeded: the run's files would take ${bytes} bytes, over ${describeLimit("workspaceQuotaBytes", quota)}; its file changes were discarded`;
+    } else if (entries > MAX_WORKSPACE_ENTRIES) {
+      refusal = `workspace quota exceeded: the run would leave ${entries} files and directories, over the limit of ${MAX_WORKSPACE_ENTRIES}; its file changes were discarded`;
+    }
+    if (refusal) {
+      this.synced.set(language, null);
+      return { status: "workspace_limit", message: refusal, filesChanged: [] };
+    }
+    try {
+      const filesChanged = await this.workspace.apply(result.changes);
+      this.synced.set(language, stateLost || session === null ? null : this.workspace.generation);
+      return { status: result.status, message: result.message, filesChanged };
+    } catch (error) {
+      this.synced.set(language, null);
+      const why = error instanceof Error ? error.message : String(error);
+      return { status: "error", message: `the run's files could not be stored: ${why}`, filesChanged: [] };
+    }
   }
 
   private sessionKey(language: Language): string {

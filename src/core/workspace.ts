@@ -16,6 +16,14 @@ import type { FileInfo } from "./types.js";
 export const GUEST_ROOT = "/workspace";
 
 /**
+ * What a directory costs against the quota: a directory takes a block on the host's disk however
+ * empty it is, so ten thousand empty ones are not free.
+ */
+export const DIR_COST_BYTES = 4096;
+
+const costOf = (e: { type: "file" | "dir"; size: number }) => (e.type === "dir" ? DIR_COST_BYTES : e.size);
+
+/**
  * Turns a caller's path into a workspace-relative one (`a/b.txt`), or throws. Accepted: relative
  * paths, and absolute ones under /workspace (the path guests see). `..` may not climb out.
  */
@@ -51,6 +59,9 @@ export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {})
     } else parts.push(part);
   }
   const rel = parts.join("/");
+  if (parts.some((part) => Buffer.byteLength(part) > 255)) {
+    throw new PolyboxError("INVALID_ARGUMENT", `"${input.slice(0, 80)}…" has a name longer than 255 bytes`);
+  }
   if (rel === "" && !allowRoot)
     throw new PolyboxError("INVALID_ARGUMENT", `"${input}" names the workspace root, not a file`);
   return rel;
@@ -74,6 +85,18 @@ export class Workspace {
 
   get usedBytes(): number {
     return this.bytes;
+  }
+
+  /** Files and directories, each of which costs the host an inode whatever its size. */
+  get entryCount(): number {
+    return this.entries.size;
+  }
+
+  /** How many entries the workspace would hold after `changes` (an upper bound). */
+  projectedEntries(changes: FileSync): number {
+    let added = 0;
+    for (const p of [...changes.dirs, ...changes.files.map((f) => f.path)]) if (!this.entries.has(p)) added++;
+    return this.entries.size + added;
   }
 
   get fileCount(): number {
@@ -110,7 +133,9 @@ export class Workspace {
     const existing = this.entries.get(relPath);
     if (existing?.type === "dir")
       throw new PolyboxError("NOT_A_FILE", `"${relPath}" is a directory`);
-    const next = this.bytes - (existing?.size ?? 0) + data.length;
+    const parents = relPath.split("/").slice(0, -1);
+    const newDirs = parents.filter((_, i) => !this.entries.has(parents.slice(0, i + 1).join("/"))).length;
+    const next = this.bytes - (existing?.size ?? 0) + data.length + newDirs * DIR_COST_BYTES;
     if (next > this.quotaBytes) {
       throw new PolyboxError(
         "QUOTA_EXCEEDED",
@@ -130,12 +155,13 @@ export class Workspace {
     } finally {
       await handle.close();
     }
-    if (mtimeMs !== undefined) {
-      const t = new Date(mtimeMs);
-      await fs.utimes(target, t, t);
-    }
-    this.bytes = next;
+    this.bytes += data.length - (existing?.size ?? 0);
     this.touch(relPath, { type: "file", size: data.length, mtimeMs: mtimeMs ?? Date.now() });
+    if (mtimeMs !== undefined) {
+      // Keeping the guest's mtime is a courtesy; a value the host refuses is not worth failing for.
+      const t = new Date(mtimeMs);
+      await fs.utimes(target, t, t).catch(() => undefined);
+    }
   }
 
   async mkdir(relPath: string): Promise<void> {
@@ -147,6 +173,7 @@ export class Workspace {
       if (e?.type === "file")
         throw new PolyboxError("NOT_A_FILE", `"${sub}" is a file, not a directory`);
       await fs.mkdir(await this.hostPath(sub));
+      this.bytes += DIR_COST_BYTES;
       this.touch(sub, { type: "dir", size: 0, mtimeMs: Date.now() });
     }
   }
@@ -174,7 +201,8 @@ export class Workspace {
     await fs.rm(await this.hostPath(relPath), { recursive: true, force: true });
     this.generation++;
     for (const p of gone) {
-      this.bytes -= this.entries.get(p)?.size ?? 0;
+      const entry = this.entries.get(p);
+      if (entry) this.bytes -= costOf(entry);
       this.entries.delete(p);
       this.removedAt.set(p, this.generation);
     }
@@ -235,9 +263,12 @@ export class Workspace {
       for (const [p, e] of this.entries) {
         if ((p === r || p.startsWith(`${r}/`)) && !removed.has(p)) {
           removed.add(p);
-          total -= e.size;
+          total -= costOf(e);
         }
       }
+    }
+    for (const d of changes.dirs) {
+      if (removed.has(d) || !this.entries.has(d)) total += DIR_COST_BYTES;
     }
     for (const f of changes.files) {
       if (!removed.has(f.path)) total -= this.entries.get(f.path)?.size ?? 0;

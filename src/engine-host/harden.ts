@@ -9,7 +9,7 @@
 // engine host) and L3 (the OS jail) are the walls that hold if it fails.
 
 import nodeFs from "node:fs";
-import { register } from "node:module";
+import Module, { register } from "node:module";
 import os from "node:os";
 
 const WASM_PAGE = 65536;
@@ -70,6 +70,88 @@ function deny(name: string): () => never {
   };
 }
 
+/** What this worker's isolate holds: JS heap plus external memory (every ArrayBuffer and WASM memory). */
+export function isolateBytes(): number {
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.external;
+}
+
+/** Allocations smaller than this are not checked (the heap limit and the next check catch them). */
+const CHECKED_ALLOCATION = 1024 * 1024;
+
+function chargeAllocation(bytes: number): void {
+  if (!(bytes >= CHECKED_ALLOCATION)) return;
+  if (isolateBytes() + bytes > memoryGuard.limitBytes) {
+    memoryGuard.hit = true;
+    throw new RangeError(`memory limit reached (${memoryGuard.limitBytes} bytes): refused a ${bytes}-byte buffer`);
+  }
+}
+
+/**
+ * Buffers made in the realm (reachable from Pyodide through `run_js`) live outside WASM memory
+ * and outside the worker's heap limit. Their constructors are wrapped in Proxies — so that
+ * `instanceof` and statics keep working — that charge large allocations against the limit.
+ */
+function guardBufferConstructors(): void {
+  const g = globalThis as unknown as Record<string, unknown>;
+  const typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
+  const guard = (name: string, size: (args: unknown[], ctor: { BYTES_PER_ELEMENT?: number }) => number, owner = g) => {
+    const ctor = owner[name] as (new (...args: unknown[]) => unknown) & { BYTES_PER_ELEMENT?: number };
+    if (typeof ctor !== "function") return;
+    owner[name] = new Proxy(ctor, {
+      construct(target, args, newTarget) {
+        chargeAllocation(size(args, ctor));
+        return Reflect.construct(target, args, newTarget);
+      },
+    });
+  };
+  const lengthArg = (args: unknown[], ctor: { BYTES_PER_ELEMENT?: number }) =>
+    typeof args[0] === "number" ? args[0] * (ctor.BYTES_PER_ELEMENT ?? 1) : 0;
+  for (const name of typed) guard(name, lengthArg);
+  guard("ArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
+  guard("SharedArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
+  const wasm = g.WebAssembly as Record<string, unknown>;
+  guard("Memory", (args) => ((args[0] as { initial?: number } | undefined)?.initial ?? 0) * WASM_PAGE, wasm);
+  for (const method of ["alloc", "allocUnsafe", "allocUnsafeSlow"] as const) {
+    const original = Buffer[method] as (size: number, ...rest: unknown[]) => Buffer;
+    Object.defineProperty(Buffer, method, {
+      value: (size: number, ...rest: unknown[]) => {
+        chargeAllocation(size);
+        return original.call(Buffer, size, ...rest);
+      },
+    });
+  }
+}
+
+/** The worker's own timers, captured before the realm's are wrapped. */
+export const hostTimers = { setTimeout, setInterval, clearTimeout, clearInterval };
+
+const guestTimers = new Set<{ clear(): void }>();
+
+/**
+ * Timers created after lock-down belong to guest code (reached through the realm) or to an
+ * engine during a run; none may outlive the run that created them, or a finished run could go on
+ * burning CPU with no deadline. `clearGuestTimers` is called when each run ends.
+ */
+function trackTimers(): void {
+  const wrap = <A extends unknown[], T>(create: (...args: A) => T, clear: (t: T) => void) =>
+    function tracked(...args: A): T {
+      const handle = create(...args);
+      const entry = { clear: () => clear(handle) };
+      guestTimers.add(entry);
+      return handle;
+    };
+  const g = globalThis as unknown as Record<string, unknown>;
+  g.setTimeout = wrap(setTimeout, clearTimeout);
+  g.setInterval = wrap(setInterval, clearInterval);
+  g.setImmediate = wrap(setImmediate, clearImmediate);
+}
+
+export function clearGuestTimers(): void {
+  for (const t of guestTimers) t.clear();
+  guestTimers.clear();
+}
+
 /** Strips the realm; call after the engine has booted and before guest code runs. */
 export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): void {
   for (const name of NETWORK_GLOBALS) {
@@ -91,5 +173,21 @@ export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): voi
     }
   }
   for (const key of Object.keys(process.env)) delete process.env[key];
+  // Facts about the host that guest code has no business reading.
+  const facts: Record<string, unknown> = { argv: ["node"], execArgv: [], argv0: "node", execPath: "node", title: "node", report: undefined, cwd: () => "/" };
+  for (const [name, value] of Object.entries(facts)) {
+    try {
+      Object.defineProperty(process, name, { value, writable: false, configurable: false });
+    } catch {
+      // Non-configurable in this Node version; nothing secret is lost by leaving it.
+    }
+  }
+  // The ESM hook does not see CommonJS `require` (Emscripten's socket layer calls
+  // `require("ws")` lazily), so the CommonJS loader is closed too.
+  const cjs = Module as unknown as { _load: unknown; prototype: { require: unknown } };
+  cjs._load = deny("require");
+  cjs.prototype.require = deny("require");
   register(hooksUrl, { data: { allowedParents } });
+  trackTimers();
+  guardBufferConstructors();
 }

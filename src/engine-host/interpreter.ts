@@ -8,6 +8,13 @@ import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../protoc
 
 /** How long past its deadline an engine may take to report a timeout itself before it is killed. */
 const DEADLINE_GRACE_MS = 100;
+/**
+ * Between runs a worker should be idle. One that keeps its event loop busy (a guest timer or task
+ * left running after its run returned) for this many consecutive checks is killed.
+ */
+const BUSY_WHILE_IDLE_CHECKS = 4;
+const BUSY_CHECK_MS = 250;
+const BUSY_THRESHOLD = 0.5;
 const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
@@ -94,6 +101,7 @@ export class Interpreter {
   }
 
   dispose(): void {
+    this.stopIdleWatch();
     if (this.dead) return;
     this.dead = true;
     void this.worker.terminate();
@@ -103,7 +111,12 @@ export class Interpreter {
     const p = this.pending;
     if (!p || !("id" in message) || message.id !== p.id) return;
     if (message.type === "output") p.output(message.stream, message.text);
-    else if (message.type === "result") this.settle(message.result);
+    else if (message.type === "result") {
+      this.settle(message.result);
+      // A worker that reports its state lost (it went over memory) is ending itself: retire it
+      // now so that no further run is handed to it.
+      if (message.result.stateLost) this.dispose();
+    }
   }
 
   private settle(result: EngineResult): void {
@@ -112,6 +125,32 @@ export class Interpreter {
     clearTimeout(p.timer);
     this.pending = null;
     p.resolve(result);
+    this.watchIdle();
+  }
+
+  private idleWatch: NodeJS.Timeout | null = null;
+
+  /** Kills the worker if guest work keeps running after its run returned (no deadline covers it). */
+  private watchIdle(): void {
+    if (this.idleWatch || this.dead) return;
+    let last = this.worker.performance.eventLoopUtilization();
+    let strikes = 0;
+    this.idleWatch = setInterval(() => {
+      if (this.dead) return this.stopIdleWatch();
+      const now = this.worker.performance.eventLoopUtilization();
+      const busy = this.worker.performance.eventLoopUtilization(now, last).utilization;
+      last = now;
+      if (this.pending) strikes = 0;
+      else if (busy > BUSY_THRESHOLD) strikes++;
+      else strikes = 0;
+      if (strikes >= BUSY_WHILE_IDLE_CHECKS) this.dispose();
+    }, BUSY_CHECK_MS);
+    this.idleWatch.unref();
+  }
+
+  private stopIdleWatch(): void {
+    if (this.idleWatch) clearInterval(this.idleWatch);
+    this.idleWatch = null;
   }
 
   private kill(status: "timeout" | "cancelled"): void {

@@ -53,6 +53,8 @@ async function loadAssets(): Promise<EngineAssets> {
   if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
   if (config.pythonSnapshot) {
     try {
+      // Shared read-mostly with the workers; each copies it privately before booting and drops
+      // its reference, so no guest can reach the bytes the next interpreter boots from.
       const bytes = readFileSync(config.pythonSnapshot);
       const shared = new SharedArrayBuffer(bytes.length);
       new Uint8Array(shared).set(bytes);

@@ -18,7 +18,11 @@ import type {
 const MAX_DISPLAYS = 100;
 
 import { limitMessage } from "../protocol/limit-messages.js";
-import { installBindingShim, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
+import {
+  clearGuestTimers,
+  hostTimers,
+  installBindingShim,
+  isolateBytes, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
 
 const port = parentPort!;
 const init = workerData as WorkerInit;
@@ -48,6 +52,8 @@ async function boot(): Promise<Engine> {
   installBindingShim();
   memoryGuard.limitBytes = init.memoryMb * 1024 * 1024;
   const engine = await (await FACTORIES[init.language]())(init);
+  // The snapshot copy was needed to boot; keeping it would count against the guest's memory.
+  delete init.assets.pythonSnapshot;
   lockDownRealm(
     new URL("./deny-modules.js", import.meta.url),
     init.language === "bash" ? [LAZY_LOADING_PACKAGES.bash] : [],
@@ -92,9 +98,11 @@ async function serve(
     outcome = { exitCode: 1, value: null };
   }
   output.flush();
+  clearGuestTimers();
   const changes = await engine.collectFiles();
   let status: EngineResult["status"] = outcome.status ?? (outcome.exitCode === 0 ? "ok" : "error");
-  if (memoryGuard.hit) status = "memory_limit";
+  const overMemory = isolateBytes() > request.limits.memoryMb * 1024 * 1024;
+  if (memoryGuard.hit || overMemory) status = "memory_limit";
   else if (output.overflowed) status = "output_limit";
   const message = outcome.message ?? limitMessage(status, request.limits);
   return {
@@ -105,10 +113,24 @@ async function serve(
     value: status === "ok" ? outcome.value : null,
     truncated: output.truncated || status === "output_limit",
     ...(message ? { message } : {}),
+    // Memory the guest holds outside WASM growth (buffers made in the realm) cannot be taken
+    // back; the worker ends itself after replying and its state is lost.
+    ...(overMemory ? { stateLost: true } : {}),
     changes,
     displays,
   };
 }
+
+/** Between runs nothing may grow: a guest timer allocating in the background ends the worker. */
+function watchIdleMemory(limitBytes: () => number): void {
+  hostTimers.setInterval(() => {
+    if (!busy && isolateBytes() > limitBytes()) process.exit(137);
+  }, 1_000).unref();
+}
+
+let busy = false;
+
+let lastLimit = init.memoryMb * 1024 * 1024;
 
 boot().then(
   (engine) => {
@@ -116,10 +138,15 @@ boot().then(
     port.on("message", (message: ToWorker) => {
       if (message?.type !== "run") return;
       queue = queue.then(async () => {
+        busy = true;
+        lastLimit = message.request.limits.memoryMb * 1024 * 1024;
         const result = await serve(engine, message.id, message.request);
+        busy = false;
         send({ type: "result", id: message.id, result });
+        if (result.stateLost) hostTimers.setTimeout(() => process.exit(137), 0);
       });
     });
+    watchIdleMemory(() => lastLimit);
     send({ type: "ready" });
   },
   (error: unknown) => {

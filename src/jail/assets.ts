@@ -36,6 +36,11 @@ export const QUICKJS_WASM = path.join(
 
 /** The engine packages the engine host loads; everything they depend on comes along. */
 const ENGINE_PACKAGES = ["pyodide", "quickjs-emscripten", "just-bash", "amaro"];
+/**
+ * Dependencies the engine host must never load: `ws` is how Emscripten's socket layer reaches
+ * the network from a WASM guest, so it is left unreadable (L2) as well as unloadable (L1).
+ */
+const NEVER_LOADED = new Set(["ws"]);
 
 /** A package and, recursively, the installed directories of its runtime dependencies. */
 function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string, string>): void {
@@ -53,7 +58,7 @@ function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string,
       return; // An optional dependency that is not installed.
     }
   }
-  if (seen.has(dir)) return;
+  if (seen.has(dir) || NEVER_LOADED.has(name)) return;
   seen.set(dir, name);
   const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
     dependencies?: Record<string, string>;

@@ -119,6 +119,7 @@ export type HostEvent =
 export interface EngineAssets {
   pyodideDir: string;
   pythonWasm?: WebAssembly.Module;
+  /** Copied privately by each worker before boot, then dropped: see engine-host/main.ts. */
   pythonSnapshot?: SharedArrayBuffer;
   quickjsWasm?: WebAssembly.Module;
 }

@@ -86,15 +86,39 @@ async function withSharedModule<T>(
   }
 }
 
+/**
+ * Emscripten emulates Python sockets over WebSockets from the `ws` package. Guests get no
+ * network: socket creation fails here, before the loader and permission walls are even tried.
+ */
+function disableSockets(py: PyodideAPI): void {
+  const module = (py as unknown as { _module: { SOCKFS?: Record<string, unknown> } })._module;
+  const sockfs = module.SOCKFS;
+  if (!sockfs) return;
+  const refuse = () => {
+    throw new (py.FS as unknown as { ErrnoError: new (errno: number) => Error }).ErrnoError(63 /* ENOSR: no sockets */);
+  };
+  sockfs.createSocket = refuse;
+  const ops = sockfs.websocket_sock_ops as Record<string, unknown> | undefined;
+  if (ops) {
+    ops.createPeer = refuse;
+    ops.connect = refuse;
+    ops.listen = refuse;
+  }
+}
+
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   const snapshot = init.assets.pythonSnapshot;
   const py = await withSharedModule(init.assets.pythonWasm, () =>
     loadPyodide({
       indexURL: init.assets.pyodideDir,
       env: { HOME: ROOT },
-      ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot) } : {}),
+      ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot).slice() } : {}),
     }),
   );
+  // Pyodide keeps its boot options; the snapshot bytes are no business of the guest's.
+  const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
+  if (config) delete config._loadSnapshot;
+  disableSockets(py);
   py.FS.mkdirTree(ROOT);
   py.FS.chdir(ROOT);
   py.runPython(`import os; os.chdir("${ROOT}")`);

@@ -11,6 +11,7 @@ _user_globals = {"__name__": "__main__", "__builtins__": _builtins}
 _MAX_VALUE = 64 * 1024
 _display_sink = None
 _os.environ.setdefault("MPLBACKEND", "Agg")
+_os.environ.pop("_", None)  # set by the process that built the snapshot; a host path
 
 import warnings as _warnings
 _warnings.filterwarnings("ignore", message=".*non-interactive.*")
@@ -84,6 +85,17 @@ def _install_wheel(file_name, data, install_dir):
     importlib.invalidate_caches()
     return [f"{target}/{n}" for n in names if n.endswith(".so")]
 
+def _cancel_background_tasks():
+    # A run ends when its cell ends: tasks it started and left pending do not outlive it.
+    import asyncio
+    try:
+        current = asyncio.current_task()
+        for task in asyncio.all_tasks(asyncio.get_event_loop()):
+            if task is not current:
+                task.cancel()
+    except RuntimeError:
+        pass
+
 async def _polybox_run(code, env_json, sink):
     global _display_sink
     _display_sink = sink
@@ -110,6 +122,7 @@ async def _polybox_run(code, env_json, sink):
         _sys.stderr.write(_user_traceback(e))
         exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
+        _cancel_background_tasks()
         try:
             _flush_figures()
         except Exception as e:
