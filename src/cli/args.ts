@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseDuration, parseSize } from "../core/limits.js";
 import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
 
-export type Command = "mcp" | "serve" | "run" | "doctor" | "help" | "version";
+export type Command = "mcp" | "serve" | "run" | "doctor" | "warmup" | "help" | "version";
 
 export interface Flags {
   allowRead: string[];
@@ -33,7 +33,11 @@ export interface Flags {
   eval?: string;
   file?: string;
   json?: boolean;
+  pool?: Partial<Record<PoolLanguage, number>>;
 }
+
+const POOL_LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
+type PoolLanguage = (typeof POOL_LANGUAGES)[number];
 
 export interface ParsedArgs {
   command: Command;
@@ -45,7 +49,7 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-type Kind = "list" | "allow" | "duration" | "size" | "int" | "rate" | "string" | "bool";
+type Kind = "list" | "allow" | "duration" | "size" | "int" | "rate" | "string" | "bool" | "pool";
 
 interface FlagSpec {
   kind: Kind;
@@ -79,10 +83,11 @@ const FLAGS: Record<string, FlagSpec> = {
   lang: { kind: "string", key: "lang", on: ["run"] },
   eval: { kind: "string", key: "eval", on: ["run"] },
   json: { kind: "bool", key: "json", on: ["doctor"] },
+  pool: { kind: "pool", key: "pool", on: SERVERS },
 };
 
 const SHORT: Record<string, string> = { e: "eval", l: "lang" };
-const COMMANDS: readonly string[] = ["mcp", "serve", "run", "doctor", "help"];
+const COMMANDS: readonly string[] = ["mcp", "serve", "run", "doctor", "warmup", "help"];
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
   const flags: Flags = { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] };
@@ -102,7 +107,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
     if (!long && !short) {
       if (command === null && COMMANDS.includes(arg)) command = arg as Command;
       else if (command === null)
-        throw new UsageError(`unknown command "${arg}"; commands: mcp, serve, run, doctor`);
+        throw new UsageError(`unknown command "${arg}"; commands: mcp, serve, run, doctor, warmup`);
       else positional.push(arg);
       continue;
     }
@@ -191,6 +196,8 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
     }
     case "rate":
       return parsed(parseRateLimit);
+    case "pool":
+      return parsePool(value!, fail);
     case "bool":
       return value === undefined || value === "true"
         ? true
@@ -200,6 +207,27 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
     default:
       return value;
   }
+}
+
+/** `python=2,javascript=4,bash=2`: warm interpreters per language (0 turns a pool off). */
+function parsePool(
+  value: string,
+  fail: (why: string) => never,
+): Partial<Record<PoolLanguage, number>> {
+  const out: Partial<Record<PoolLanguage, number>> = {};
+  for (const item of value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const m = /^([a-z]+)=(\d+)$/.exec(item);
+    if (!m) fail(`write it as LANG=N[,LANG=N], e.g. python=2,javascript=4`);
+    const [, lang, n] = m!;
+    if (!(POOL_LANGUAGES as readonly string[]).includes(lang!))
+      fail(`unknown language "${lang}"; pools exist for ${POOL_LANGUAGES.join(", ")}`);
+    if (Number(n) > 32) fail(`at most 32 warm interpreters per language`);
+    out[lang as PoolLanguage] = Number(n);
+  }
+  return out;
 }
 
 function splitList(value: string, name: string): string[] {

@@ -9,6 +9,7 @@ Usage:
   polybox run [flags] FILE            run a file; language from the extension (.py .js .mjs .ts .sh)
   polybox run [flags] --lang L -e CODE
   polybox doctor [--json]             engines found, Node version, isolation layers on this machine
+  polybox warmup                      build the Python memory snapshot now (otherwise: on first start)
   polybox --help | --version
 
 Permissions (denied unless granted; a bare flag with no value grants everything, as in Deno):
@@ -31,6 +32,7 @@ Server (mcp, serve):
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
   --job-retention=10m           how long finished async jobs keep their results
   --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file
+  --pool=LANG=N[,LANG=N]        warm interpreters per language, e.g. python=2,javascript=4,bash=2
 
 HTTP (serve):
   --port=8765                   port (0 = any free port; the URL is printed on stderr)

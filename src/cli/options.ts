@@ -25,6 +25,7 @@ export function runtimeOptions(flags: Flags): RuntimeOptions {
     maxLimits: limits,
     permissions: { read: flags.allowRead, net: flags.allowNet, env: flags.allowEnv },
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
+    ...(flags.pool ? { pool: flags.pool } : {}),
   };
 }
 

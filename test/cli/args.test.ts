@@ -81,6 +81,20 @@ describe("parseArgs", () => {
     });
   });
 
+  it("reads --pool sizes per language and refuses unknown languages", () => {
+    expect(parseArgs(["mcp", "--pool=python=2,javascript=4,bash=0"]).flags.pool).toEqual({
+      python: 2,
+      javascript: 4,
+      bash: 0,
+    });
+    expect(runtimeOptions(parseArgs(["serve", "--pool", "typescript=1"]).flags).pool).toEqual({
+      typescript: 1,
+    });
+    expect(() => parseArgs(["mcp", "--pool=ruby=1"])).toThrow(/unknown language "ruby"/);
+    expect(() => parseArgs(["mcp", "--pool=python"])).toThrow(UsageError);
+    expect(() => parseArgs(["run", "--pool=python=1", "x.py"])).toThrow(/does not apply/);
+  });
+
   it("takes the token from POLYBOX_TOKEN unless --token is given", () => {
     expect(parseArgs(["serve"], { POLYBOX_TOKEN: "env" }).flags.token).toBe("env");
     expect(parseArgs(["serve", "--token=flag"], { POLYBOX_TOKEN: "env" }).flags.token).toBe("flag");

@@ -3,7 +3,7 @@
 // doctor, and usage errors (exit 2).
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -142,6 +142,26 @@ describe("polybox --help, --version, doctor", () => {
   it("prints the package version", async () => {
     const { version } = (await import("../../package.json", { with: { type: "json" } })).default;
     expect(await polybox(["--version"])).toMatchObject({ code: 0, stdout: `polybox ${version}\n` });
+  });
+
+  it("warmup builds or verifies the Python snapshot in a cache dir", async () => {
+    const cache = mkdtempSync(path.join(os.tmpdir(), "polybox-warmup-"));
+    try {
+      const first = await polybox(["warmup"], { XDG_CACHE_HOME: cache });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(
+        /Python snapshot ready in \d+ ms: .*polybox-warmup-.*\.snapshot/,
+      );
+      // A corrupted snapshot is detected by its hash and rebuilt, never trusted.
+      const file = first.stdout.trim().split(": ").pop()!;
+      writeFileSync(file, "garbage");
+      const second = await polybox(["warmup"], { XDG_CACHE_HOME: cache });
+      expect(second.code).toBe(0);
+      expect(second.stderr).toMatch(/stale or corrupt; rebuilding/);
+      expect(statSync(file).size).toBeGreaterThan(1_000_000);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 
   it("doctor reports Node, engines and isolation layers, also as JSON", async () => {
