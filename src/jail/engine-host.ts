@@ -146,7 +146,10 @@ export class EngineHost {
     );
     const child = spawn(command, args, {
       cwd: this.tmpDir,
-      env: {},
+      // Nothing of the server's environment. One constant: glibc gives every thread its own
+      // malloc arena, and with workers coming and going that held the host at ~1 GiB RSS and
+      // climbing where two arenas keep it near 400 MiB (measured over 600 mixed runs).
+      env: { MALLOC_ARENA_MAX: "2" },
       stdio: ["ignore", "ignore", "pipe", "ipc"],
       serialization: "advanced",
     });

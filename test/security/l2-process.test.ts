@@ -62,12 +62,13 @@ describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () =
     }
   });
 
-  it("T16 L2 environment: the engine host's environment holds nothing but Node's IPC channel variables", () => {
+  it("T16 L2 environment: the engine host's environment holds nothing but Node's IPC channel and polybox's allocator setting", () => {
     const entries = readFileSync(`/proc/${hostPid(rt)}/environ`, "utf8")
       .split("\0")
       .filter(Boolean);
-    // Node itself adds NODE_CHANNEL_FD (and the serialization mode) for the IPC channel.
-    expect(entries.filter((e) => !/^NODE_CHANNEL_(FD|SERIALIZATION_MODE)=/.test(e))).toEqual([]);
+    // Node itself adds NODE_CHANNEL_FD (and the serialization mode) for the IPC channel; polybox
+    // sets one constant, glibc's arena cap, which nothing of the server's environment feeds.
+    expect(entries.filter((e) => !/^NODE_CHANNEL_(FD|SERIALIZATION_MODE)=/.test(e))).toEqual(["MALLOC_ARENA_MAX=2"]);
     for (const name of ["HOME", "PATH", "USER", "POLYBOX_CANARY"]) {
       expect(
         entries.some((e) => e.startsWith(`${name}=`)),
