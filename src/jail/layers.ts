@@ -37,7 +37,7 @@ export function isolationLayers(osJail: OsJailStatus = defaultOsJail()): LayerRe
       id: "L2",
       name: "process",
       active: true,
-      detail: `engine host runs under ${permissionFlag()}: read-only engine assets, no writes, no child processes, no addons, empty env`,
+      detail: `engine host runs under ${permissionFlag()}: read-only engine assets, no writes, no child processes, no addons, nothing of the server's env`,
     },
     { id: "L3", name: "os", active: osJail.active, detail: osJail.detail },
   ];
