@@ -127,6 +127,8 @@ export class EngineHost {
 
   private spawnHost(): Promise<ChildProcess> {
     this.tmpDir = mkdtempSync(path.join(os.tmpdir(), "polybox-host-"));
+    // A program that exits without closing its runtime still leaves no temp dir behind.
+    process.once("exit", this.cleanupOnExit);
     const hostConfig = {
       pool: this.config.pool,
       poolPolicy: this.config.poolPolicy,
@@ -301,7 +303,10 @@ export class EngineHost {
     (this.child?.channel as { unref?: () => void } | undefined)?.unref?.();
   }
 
+  private readonly cleanupOnExit = () => this.cleanup();
+
   private cleanup(): void {
+    process.removeListener("exit", this.cleanupOnExit);
     if (this.tmpDir) rmSync(this.tmpDir, { recursive: true, force: true });
     this.tmpDir = null;
   }
