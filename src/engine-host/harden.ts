@@ -83,7 +83,9 @@ function chargeAllocation(bytes: number): void {
   if (!(bytes >= CHECKED_ALLOCATION)) return;
   if (isolateBytes() + bytes > memoryGuard.limitBytes) {
     memoryGuard.hit = true;
-    throw new RangeError(`memory limit reached (${memoryGuard.limitBytes} bytes): refused a ${bytes}-byte buffer`);
+    throw new RangeError(
+      `memory limit reached (${memoryGuard.limitBytes} bytes): refused a ${bytes}-byte buffer`,
+    );
   }
 }
 
@@ -94,9 +96,27 @@ function chargeAllocation(bytes: number): void {
  */
 function guardBufferConstructors(): void {
   const g = globalThis as unknown as Record<string, unknown>;
-  const typed = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
-  const guard = (name: string, size: (args: unknown[], ctor: { BYTES_PER_ELEMENT?: number }) => number, owner = g) => {
-    const ctor = owner[name] as (new (...args: unknown[]) => unknown) & { BYTES_PER_ELEMENT?: number };
+  const typed = [
+    "Int8Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "Int16Array",
+    "Uint16Array",
+    "Int32Array",
+    "Uint32Array",
+    "Float32Array",
+    "Float64Array",
+    "BigInt64Array",
+    "BigUint64Array",
+  ];
+  const guard = (
+    name: string,
+    size: (args: unknown[], ctor: { BYTES_PER_ELEMENT?: number }) => number,
+    owner = g,
+  ) => {
+    const ctor = owner[name] as (new (
+      ...args: unknown[]
+    ) => unknown) & { BYTES_PER_ELEMENT?: number };
     if (typeof ctor !== "function") return;
     owner[name] = new Proxy(ctor, {
       construct(target, args, newTarget) {
@@ -111,7 +131,11 @@ function guardBufferConstructors(): void {
   guard("ArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
   guard("SharedArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
   const wasm = g.WebAssembly as Record<string, unknown>;
-  guard("Memory", (args) => ((args[0] as { initial?: number } | undefined)?.initial ?? 0) * WASM_PAGE, wasm);
+  guard(
+    "Memory",
+    (args) => ((args[0] as { initial?: number } | undefined)?.initial ?? 0) * WASM_PAGE,
+    wasm,
+  );
   for (const method of ["alloc", "allocUnsafe", "allocUnsafeSlow"] as const) {
     const original = Buffer[method] as (size: number, ...rest: unknown[]) => Buffer;
     Object.defineProperty(Buffer, method, {
@@ -174,7 +198,15 @@ export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): voi
   }
   for (const key of Object.keys(process.env)) delete process.env[key];
   // Facts about the host that guest code has no business reading.
-  const facts: Record<string, unknown> = { argv: ["node"], execArgv: [], argv0: "node", execPath: "node", title: "node", report: undefined, cwd: () => "/" };
+  const facts: Record<string, unknown> = {
+    argv: ["node"],
+    execArgv: [],
+    argv0: "node",
+    execPath: "node",
+    title: "node",
+    report: undefined,
+    cwd: () => "/",
+  };
   for (const [name, value] of Object.entries(facts)) {
     try {
       Object.defineProperty(process, name, { value, writable: false, configurable: false });

@@ -96,6 +96,28 @@ export class Interpreter {
     });
   }
 
+  /**
+   * Replaces the interpreter inside this worker with a brand-new one (engines that support it),
+   * so the worker can go back to the pool. Resolves false if it could not; then dispose it.
+   */
+  recycle(): Promise<boolean> {
+    if (this.dead || this.pending) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onMessage = (message: FromWorker) => {
+        if (message.type !== "reset-done") return;
+        this.worker.off("message", onMessage);
+        clearTimeout(guard);
+        resolve(message.ok && !this.dead);
+      };
+      const guard = setTimeout(() => {
+        this.worker.off("message", onMessage);
+        resolve(false);
+      }, 5_000);
+      this.worker.on("message", onMessage);
+      this.worker.postMessage({ type: "reset" });
+    });
+  }
+
   cancel(): void {
     if (this.pending) this.kill("cancelled");
   }

@@ -66,6 +66,16 @@ async function loadAssets(): Promise<EngineAssets> {
   return assets;
 }
 
+/**
+ * One-shot interpreters of these engines go back to the pool, as a brand-new instance in the
+ * same worker, after a run that ended normally; their guests cannot reach the worker realm.
+ * Python's can (Pyodide hands guests the realm), so its workers are always destroyed. QuickJS
+ * would qualify, but a new QuickJS instance makes Emscripten import Node modules lazily, which L1
+ * refuses after boot, so its workers are destroyed too. A run that hit a limit or was cancelled
+ * always destroys its worker.
+ */
+const RECYCLABLE = new Set<EngineLanguage>(["bash"]);
+
 const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log, config.poolPolicy);
 const sessions = new Map<string, Interpreter>();
 const running = new Map<number, Interpreter>();
@@ -82,23 +92,31 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
     interpreter = undefined;
   }
   const fresh = interpreter === undefined;
-  interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  const onLoan = !session && RECYCLABLE.has(language);
+  interpreter ??= await pools.take(language, request.request.limits.memoryMb, onLoan);
   if (cancelledEarly.delete(id)) {
     if (fresh) interpreter.dispose();
+    if (onLoan) pools.lost(interpreter);
     send({ type: "result", id, result: cancelledResult() });
     return;
   }
   if (session) sessions.set(session, interpreter);
   running.set(id, interpreter);
+  let recycled = false;
   try {
     const result = await interpreter.run(id, request.request, (stream, text) =>
       send({ type: "output", id, stream, text }),
     );
     if (fresh && session && !request.request.fullSync) result.stateLost = true;
     send({ type: "result", id, result });
+    if (onLoan && (result.status === "ok" || result.status === "error")) {
+      recycled = await interpreter.recycle();
+      if (recycled) pools.giveBack(interpreter);
+    }
   } finally {
     running.delete(id);
-    if (!session || !interpreter.alive) {
+    if (onLoan && !recycled) pools.lost(interpreter);
+    if ((!session && !recycled) || !interpreter.alive) {
       interpreter.dispose();
       if (session && sessions.get(session) === interpreter) sessions.delete(session);
     }

@@ -33,6 +33,12 @@ export class Pools {
     typescript: [],
     bash: [],
   };
+  private readonly loaned: Record<EngineLanguage, number> = {
+    python: 0,
+    javascript: 0,
+    typescript: 0,
+    bash: 0,
+  };
   private readonly booting: Record<EngineLanguage, number> = {
     python: 0,
     javascript: 0,
@@ -94,10 +100,17 @@ export class Pools {
   }
 
   /** A booted interpreter of `language`, fresh from the pool when one is warm. */
-  async take(language: EngineLanguage, memoryMb: number): Promise<Interpreter> {
+  /**
+   * A booted interpreter of `language`, fresh from the pool when one is warm. `onLoan` marks a
+   * one-shot whose worker will come back through `giveBack` (or `lost`): it still counts toward
+   * the pool's size, so the pool does not boot a replacement for it.
+   */
+  async take(language: EngineLanguage, memoryMb: number, onLoan = false): Promise<Interpreter> {
     this.lastTake = Date.now();
     this.shrunk = false;
-    if (memoryMb === this.memoryMb) {
+    const standard = memoryMb === this.memoryMb;
+    if (standard && onLoan) this.loaned[language]++;
+    if (standard) {
       const queue = this.idle[language];
       while (queue.length > 0) {
         const interpreter = queue.shift()!;
@@ -113,6 +126,13 @@ export class Pools {
     return interpreter;
   }
 
+  /** A loaned interpreter that will not come back (it hit a limit, or could not be reset). */
+  lost(interpreter: Interpreter): void {
+    if (interpreter.memoryMb !== this.memoryMb) return;
+    this.loaned[interpreter.language] = Math.max(0, this.loaned[interpreter.language] - 1);
+    void this.refill();
+  }
+
   private async refill(): Promise<void> {
     if (this.refilling || this.closed) return;
     this.refilling = true;
@@ -120,7 +140,7 @@ export class Pools {
       for (;;) {
         const language = (Object.keys(this.sizes) as EngineLanguage[]).find(
           (l) =>
-            this.idle[l].length + this.booting[l] < this.target(l) &&
+            this.idle[l].length + this.booting[l] + this.loaned[l] < this.target(l) &&
             this.estimatedMb() + ESTIMATED_MB[l] <= this.policy.budgetMb,
         );
         if (!language || this.closed) break;
@@ -140,6 +160,21 @@ export class Pools {
     } finally {
       this.refilling = false;
     }
+  }
+
+  /** Takes back a recycled interpreter if the pool has room for it; otherwise ends it. */
+  giveBack(interpreter: Interpreter): void {
+    if (interpreter.memoryMb !== this.memoryMb) return interpreter.dispose();
+    this.loaned[interpreter.language] = Math.max(0, this.loaned[interpreter.language] - 1);
+    const queue = this.idle[interpreter.language];
+    if (
+      !this.closed &&
+      interpreter.alive &&
+      interpreter.memoryMb === this.memoryMb &&
+      queue.length < this.target(interpreter.language)
+    ) {
+      queue.push(interpreter);
+    } else interpreter.dispose();
   }
 
   close(): void {

@@ -4,12 +4,13 @@
 // engine can (output cap) and turn what happened into an EngineResult.
 
 import { parentPort, workerData } from "node:worker_threads";
-import type { Engine, EngineFactory } from "../engines/common/engine.js";
+import type { Engine, EngineFactory, RecyclableEngine } from "../engines/common/engine.js";
 import { OutputSink } from "../engines/common/output.js";
 import type {
   Display,
   EngineResult,
   FromWorker,
+  RunRequest,
   ToWorker,
   WorkerInit,
 } from "../protocol/messages.js";
@@ -22,7 +23,11 @@ import {
   clearGuestTimers,
   hostTimers,
   installBindingShim,
-  isolateBytes, installMemoryGuard, lockDownRealm, memoryGuard } from "./harden.js";
+  installMemoryGuard,
+  isolateBytes,
+  lockDownRealm,
+  memoryGuard,
+} from "./harden.js";
 
 const port = parentPort!;
 const init = workerData as WorkerInit;
@@ -43,8 +48,11 @@ const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = 
  * command (and that command's dependencies) on first use, from its node_modules tree.
  */
 const justBash = import.meta.resolve("just-bash");
-const LAZY_LOADING_PACKAGES = {
-  bash: justBash.slice(0, justBash.lastIndexOf("/node_modules/") + "/node_modules/".length),
+const LAZY_LOADING_PACKAGES: Record<WorkerInit["language"], string[]> = {
+  bash: [justBash.slice(0, justBash.lastIndexOf("/node_modules/") + "/node_modules/".length)],
+  javascript: [],
+  typescript: [],
+  python: [],
 };
 
 async function boot(): Promise<Engine> {
@@ -56,16 +64,12 @@ async function boot(): Promise<Engine> {
   delete init.assets.pythonSnapshot;
   lockDownRealm(
     new URL("./deny-modules.js", import.meta.url),
-    init.language === "bash" ? [LAZY_LOADING_PACKAGES.bash] : [],
+    LAZY_LOADING_PACKAGES[init.language],
   );
   return engine;
 }
 
-async function serve(
-  engine: Engine,
-  id: number,
-  request: ToWorker["request"],
-): Promise<EngineResult> {
+async function serve(engine: Engine, id: number, request: RunRequest): Promise<EngineResult> {
   memoryGuard.limitBytes = request.limits.memoryMb * 1024 * 1024;
   memoryGuard.hit = false;
   let stopRequested = false;
@@ -123,9 +127,11 @@ async function serve(
 
 /** Between runs nothing may grow: a guest timer allocating in the background ends the worker. */
 function watchIdleMemory(limitBytes: () => number): void {
-  hostTimers.setInterval(() => {
-    if (!busy && isolateBytes() > limitBytes()) process.exit(137);
-  }, 1_000).unref();
+  hostTimers
+    .setInterval(() => {
+      if (!busy && isolateBytes() > limitBytes()) process.exit(137);
+    }, 1_000)
+    .unref();
 }
 
 let busy = false;
@@ -136,6 +142,19 @@ boot().then(
   (engine) => {
     let queue = Promise.resolve();
     port.on("message", (message: ToWorker) => {
+      if (message?.type === "reset") {
+        queue = queue.then(async () => {
+          const reset = (engine as Partial<RecyclableEngine>).reset;
+          const ok =
+            reset !== undefined &&
+            (await reset().then(
+              () => true,
+              () => false,
+            ));
+          send({ type: "reset-done", ok });
+        });
+        return;
+      }
       if (message?.type !== "run") return;
       queue = queue.then(async () => {
         busy = true;

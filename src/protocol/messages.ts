@@ -130,10 +130,11 @@ export interface WorkerInit {
   assets: EngineAssets;
 }
 
-export type ToWorker = { type: "run"; id: number; request: RunRequest };
+export type ToWorker = { type: "run"; id: number; request: RunRequest } | { type: "reset" };
 
 export type FromWorker =
   | { type: "ready" }
+  | { type: "reset-done"; ok: boolean }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "result"; id: number; result: EngineResult };

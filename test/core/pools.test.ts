@@ -34,6 +34,19 @@ describe("warm pools", () => {
     expect((await rt.host.stats()).pooled.bash).toBe(2);
   });
 
+  it("recycle a bash one-shot worker with a fresh interpreter: nothing carries over", async () => {
+    await using rt = await testRuntime({ pool: { python: 0, javascript: 0, typescript: 0, bash: 1 } });
+    await until(async () => (await rt.host.stats()).pooled.bash === 1);
+    const first = await run({ runtime: rt, language: "bash", code: "echo secret > /workspace/left.txt; echo secret > /tmp/left.txt; export LEFT=secret" });
+    expect(first.status).toBe("ok");
+    const second = await run({ runtime: rt, language: "bash", code: "ls /workspace /tmp; echo \"[$LEFT]\"" });
+    expect(second.stdout).not.toContain("secret");
+    expect(second.stdout).not.toContain("left.txt");
+    expect(second.stdout).toContain("[]");
+    // The worker came back to the pool instead of a new one being booted.
+    await until(async () => (await rt.host.stats()).pooled.bash === 1);
+  });
+
   it("never hand a one-shot interpreter to a second run", async () => {
     await using rt = await testRuntime({
       pool: { python: 0, javascript: 1, typescript: 0, bash: 0 },

@@ -5,7 +5,7 @@
 
 import { Bash, InMemoryFs } from "just-bash";
 import type { RunRequest } from "../../protocol/messages.js";
-import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 
 const ROOT = "/workspace";
@@ -74,6 +74,11 @@ const WARM_UP = [
 
 export async function createEngine(): Promise<Engine> {
   await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
+  return recyclable(createInstance);
+}
+
+/** A fresh file system and shell state; the command modules stay loaded. */
+async function createInstance(): Promise<Engine> {
   const fs = new InMemoryFs();
   await fs.mkdir(ROOT, { recursive: true });
   const mirror = new WorkspaceMirror(adapter(fs));

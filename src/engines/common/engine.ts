@@ -35,3 +35,28 @@ export interface Engine {
 }
 
 export type EngineFactory = (init: WorkerInit) => Promise<Engine>;
+
+/**
+ * An engine whose interpreter can be replaced by a brand-new one inside the same worker. Only for
+ * engines whose guests cannot reach the worker's JavaScript realm (QuickJS, just-bash): for them
+ * a fresh instance is as clean as a fresh worker, and far cheaper. `reset` throws away every bit
+ * of interpreter state — for QuickJS, the whole WebAssembly instance and its linear memory.
+ */
+export interface RecyclableEngine extends Engine {
+  reset(): Promise<void>;
+}
+
+export function recyclable(create: () => Promise<Engine>): Promise<RecyclableEngine> {
+  return create().then((first) => {
+    let inner = first;
+    return {
+      applyFiles: (request) => inner.applyFiles(request),
+      run: (request, ctx) => inner.run(request, ctx),
+      collectFiles: () => inner.collectFiles(),
+      interrupt: () => inner.interrupt(),
+      async reset() {
+        inner = await create();
+      },
+    };
+  });
+}
