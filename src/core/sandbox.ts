@@ -314,7 +314,12 @@ export class Sandbox {
     this.noticeHostRestart();
     stateLost ||= result.stateLost === true;
     if (!stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
-    const { status, message, filesChanged } = await this.storeChanges(language, session, result, stateLost);
+    const { status, message, filesChanged } = await this.storeChanges(
+      language,
+      session,
+      result,
+      stateLost,
+    );
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
     rich.notes.unshift(...notes);
@@ -378,7 +383,11 @@ export class Sandbox {
     } catch (error) {
       this.synced.set(language, null);
       const why = error instanceof Error ? error.message : String(error);
-      return { status: "error", message: `the run's files could not be stored: ${why}`, filesChanged: [] };
+      return {
+        status: "error",
+        message: `the run's files could not be stored: ${why}`,
+        filesChanged: [],
+      };
     }
   }
 

@@ -21,7 +21,8 @@ export const GUEST_ROOT = "/workspace";
  */
 export const DIR_COST_BYTES = 4096;
 
-const costOf = (e: { type: "file" | "dir"; size: number }) => (e.type === "dir" ? DIR_COST_BYTES : e.size);
+const costOf = (e: { type: "file" | "dir"; size: number }) =>
+  e.type === "dir" ? DIR_COST_BYTES : e.size;
 
 /**
  * Turns a caller's path into a workspace-relative one (`a/b.txt`), or throws. Accepted: relative
@@ -60,7 +61,10 @@ export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {})
   }
   const rel = parts.join("/");
   if (parts.some((part) => Buffer.byteLength(part) > 255)) {
-    throw new PolyboxError("INVALID_ARGUMENT", `"${input.slice(0, 80)}…" has a name longer than 255 bytes`);
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `"${input.slice(0, 80)}…" has a name longer than 255 bytes`,
+    );
   }
   if (rel === "" && !allowRoot)
     throw new PolyboxError("INVALID_ARGUMENT", `"${input}" names the workspace root, not a file`);
@@ -95,7 +99,8 @@ export class Workspace {
   /** How many entries the workspace would hold after `changes` (an upper bound). */
   projectedEntries(changes: FileSync): number {
     let added = 0;
-    for (const p of [...changes.dirs, ...changes.files.map((f) => f.path)]) if (!this.entries.has(p)) added++;
+    for (const p of [...changes.dirs, ...changes.files.map((f) => f.path)])
+      if (!this.entries.has(p)) added++;
     return this.entries.size + added;
   }
 
@@ -134,7 +139,9 @@ export class Workspace {
     if (existing?.type === "dir")
       throw new PolyboxError("NOT_A_FILE", `"${relPath}" is a directory`);
     const parents = relPath.split("/").slice(0, -1);
-    const newDirs = parents.filter((_, i) => !this.entries.has(parents.slice(0, i + 1).join("/"))).length;
+    const newDirs = parents.filter(
+      (_, i) => !this.entries.has(parents.slice(0, i + 1).join("/")),
+    ).length;
     const next = this.bytes - (existing?.size ?? 0) + data.length + newDirs * DIR_COST_BYTES;
     if (next > this.quotaBytes) {
       throw new PolyboxError(

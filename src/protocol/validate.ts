@@ -64,11 +64,15 @@ const MAX_TIME_MS = 8.64e15;
 
 /** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL, names a host can store. */
 export function isSafeRelativePath(p: unknown): p is string {
-  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\")) return false;
+  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\"))
+    return false;
   if (p.startsWith("/")) return false;
   return p
     .split("/")
-    .every((part) => part !== "" && part !== "." && part !== ".." && Buffer.byteLength(part) <= MAX_NAME_BYTES);
+    .every(
+      (part) =>
+        part !== "" && part !== "." && part !== ".." && Buffer.byteLength(part) <= MAX_NAME_BYTES,
+    );
 }
 
 function validateChanges(raw: unknown): FileSync | null {
@@ -82,7 +86,12 @@ function validateChanges(raw: unknown): FileSync | null {
   const files: FileBlob[] = [];
   for (const f of raw.files as unknown[]) {
     if (!isObject(f) || !isSafeRelativePath(f.path) || !(f.data instanceof Uint8Array)) return null;
-    if (typeof f.mtimeMs !== "number" || !Number.isFinite(f.mtimeMs) || Math.abs(f.mtimeMs) > MAX_TIME_MS) return null;
+    if (
+      typeof f.mtimeMs !== "number" ||
+      !Number.isFinite(f.mtimeMs) ||
+      Math.abs(f.mtimeMs) > MAX_TIME_MS
+    )
+      return null;
     files.push({ path: f.path, data: f.data, mtimeMs: f.mtimeMs });
   }
   if (!raw.dirs.every(isSafeRelativePath) || !raw.removed.every(isSafeRelativePath)) return null;

@@ -95,7 +95,9 @@ function disableSockets(py: PyodideAPI): void {
   const sockfs = module.SOCKFS;
   if (!sockfs) return;
   const refuse = () => {
-    throw new (py.FS as unknown as { ErrnoError: new (errno: number) => Error }).ErrnoError(63 /* ENOSR: no sockets */);
+    throw new (py.FS as unknown as { ErrnoError: new (errno: number) => Error }).ErrnoError(
+      63 /* ENOSR: no sockets */,
+    );
   };
   sockfs.createSocket = refuse;
   const ops = sockfs.websocket_sock_ops as Record<string, unknown> | undefined;
