@@ -38,6 +38,7 @@ export {
   type Language,
   type OutputStream,
   type Permissions,
+  RUN_STATUSES,
   type RunDisplay,
   type RunImage,
   type RunOptions,

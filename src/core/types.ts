@@ -1,6 +1,7 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
+import { type EngineStatus, RUN_STATUSES } from "../protocol/messages.js";
 import type { Limits } from "./limits.js";
 
 export const LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
@@ -10,14 +11,8 @@ export type Language = (typeof LANGUAGES)[number];
  * How a run ended. `ok` and `error` are the guest's doing (exit code 0 or not); the rest name the
  * limit or the caller that stopped it.
  */
-export type RunStatus =
-  | "ok"
-  | "error"
-  | "timeout"
-  | "memory_limit"
-  | "output_limit"
-  | "workspace_limit"
-  | "cancelled";
+export type RunStatus = EngineStatus;
+export { RUN_STATUSES };
 
 export interface RunResult {
   status: RunStatus;

@@ -4,7 +4,7 @@
 // `timeout` silently ignored would be worse than a clear refusal.
 
 import { z } from "zod";
-import { LANGUAGES, type Limits } from "../index.js";
+import { LANGUAGES, type Limits, RUN_STATUSES } from "../index.js";
 
 /** A strict object schema whose "unknown argument" error names the arguments the tool accepts. */
 export function strictArgs<S extends z.ZodRawShape>(shape: S) {
@@ -51,15 +51,6 @@ export function argSchemas(max: Readonly<Limits>) {
   };
 }
 
-export const RUN_STATUSES = [
-  "ok",
-  "error",
-  "timeout",
-  "memory_limit",
-  "output_limit",
-  "workspace_limit",
-  "cancelled",
-] as const;
 export const JOB_STATUSES = [
   "queued",
   "running",

@@ -5,14 +5,17 @@
 
 export type EngineLanguage = "python" | "javascript" | "typescript" | "bash";
 
-export type EngineStatus =
-  | "ok"
-  | "error"
-  | "timeout"
-  | "memory_limit"
-  | "output_limit"
-  | "workspace_limit"
-  | "cancelled";
+/** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
+export const RUN_STATUSES = [
+  "ok",
+  "error",
+  "timeout",
+  "memory_limit",
+  "output_limit",
+  "workspace_limit",
+  "cancelled",
+] as const;
+export type EngineStatus = (typeof RUN_STATUSES)[number];
 
 /** One file crossing the boundary, as bytes, with the mtime the trusted side holds for it. */
 export interface FileBlob {

@@ -2,24 +2,17 @@
 // a message from it is treated like input from the network: shape, types and sizes are checked,
 // and anything that does not fit is dropped or turned into an error result, never acted on.
 
-import type {
-  Display,
-  EngineResult,
-  EngineStatus,
-  FileBlob,
-  FileSync,
-  HostEvent,
+import {
+  type Display,
+  type EngineResult,
+  type EngineStatus,
+  type FileBlob,
+  type FileSync,
+  type HostEvent,
+  RUN_STATUSES,
 } from "./messages.js";
 
-const STATUSES = new Set<EngineStatus>([
-  "ok",
-  "error",
-  "timeout",
-  "memory_limit",
-  "output_limit",
-  "workspace_limit",
-  "cancelled",
-]);
+const STATUSES = new Set<EngineStatus>(RUN_STATUSES);
 const MAX_VALUE_CHARS = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 4096;
 
