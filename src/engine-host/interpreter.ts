@@ -158,7 +158,10 @@ export class Interpreter {
     let last = this.worker.performance.eventLoopUtilization();
     let strikes = 0;
     this.idleWatch = setInterval(() => {
-      if (this.dead) return this.stopIdleWatch();
+      if (this.dead) {
+        this.stopIdleWatch();
+        return;
+      }
       const now = this.worker.performance.eventLoopUtilization();
       const busy = this.worker.performance.eventLoopUtilization(now, last).utilization;
       last = now;

@@ -164,7 +164,10 @@ export class Pools {
 
   /** Takes back a recycled interpreter if the pool has room for it; otherwise ends it. */
   giveBack(interpreter: Interpreter): void {
-    if (interpreter.memoryMb !== this.memoryMb) return interpreter.dispose();
+    if (interpreter.memoryMb !== this.memoryMb) {
+      interpreter.dispose();
+      return;
+    }
     this.loaned[interpreter.language] = Math.max(0, this.loaned[interpreter.language] - 1);
     const queue = this.idle[interpreter.language];
     if (

@@ -98,5 +98,4 @@ describe("lifecycle", () => {
     expect(second.workers).toBeLessThanOrEqual(first.workers);
     expect(second.rssBytes - first.rssBytes).toBeLessThan(150 * 1024 * 1024);
   });
-
 });

@@ -35,11 +35,21 @@ describe("warm pools", () => {
   });
 
   it("recycle a bash one-shot worker with a fresh interpreter: nothing carries over", async () => {
-    await using rt = await testRuntime({ pool: { python: 0, javascript: 0, typescript: 0, bash: 1 } });
+    await using rt = await testRuntime({
+      pool: { python: 0, javascript: 0, typescript: 0, bash: 1 },
+    });
     await until(async () => (await rt.host.stats()).pooled.bash === 1);
-    const first = await run({ runtime: rt, language: "bash", code: "echo secret > /workspace/left.txt; echo secret > /tmp/left.txt; export LEFT=secret" });
+    const first = await run({
+      runtime: rt,
+      language: "bash",
+      code: "echo secret > /workspace/left.txt; echo secret > /tmp/left.txt; export LEFT=secret",
+    });
     expect(first.status).toBe("ok");
-    const second = await run({ runtime: rt, language: "bash", code: "ls /workspace /tmp; echo \"[$LEFT]\"" });
+    const second = await run({
+      runtime: rt,
+      language: "bash",
+      code: 'ls /workspace /tmp; echo "[$LEFT]"',
+    });
     expect(second.stdout).not.toContain("secret");
     expect(second.stdout).not.toContain("left.txt");
     expect(second.stdout).toContain("[]");

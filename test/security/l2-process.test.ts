@@ -68,7 +68,9 @@ describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () =
       .filter(Boolean);
     // Node itself adds NODE_CHANNEL_FD (and the serialization mode) for the IPC channel; polybox
     // sets one constant, glibc's arena cap, which nothing of the server's environment feeds.
-    expect(entries.filter((e) => !/^NODE_CHANNEL_(FD|SERIALIZATION_MODE)=/.test(e))).toEqual(["MALLOC_ARENA_MAX=2"]);
+    expect(entries.filter((e) => !/^NODE_CHANNEL_(FD|SERIALIZATION_MODE)=/.test(e))).toEqual([
+      "MALLOC_ARENA_MAX=2",
+    ]);
     for (const name of ["HOME", "PATH", "USER", "POLYBOX_CANARY"]) {
       expect(
         entries.some((e) => e.startsWith(`${name}=`)),
