@@ -68,10 +68,10 @@ static int mountpoint(const char *path, bool dir) {
 }
 
 /** Mount flags the kernel locks on a mount seen from a user namespace: a remount must keep them. */
-static unsigned long locked_flags(const char *path) {
+static unsigned long locked_flags(int fd) {
   struct statvfs st;
   unsigned long flags = 0;
-  if (statvfs(path, &st) != 0) return 0;
+  if (fstatvfs(fd, &st) != 0) return 0;
   if (st.f_flag & ST_NOSUID) flags |= MS_NOSUID;
   if (st.f_flag & ST_NODEV) flags |= MS_NODEV;
   if (st.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
@@ -81,27 +81,55 @@ static unsigned long locked_flags(const char *path) {
   return flags;
 }
 
-/** Binds host `src` at `dst` under the new root, read-only unless asked; no setuid, no devices. */
-static int bind_into(const char *root, const struct bind *b) {
-  char target[4096];
+/**
+ * A bind's source, looked up with the launcher's own file access before the jail's user takes
+ * over (root's files may be closed to that user, and the jail must still see what root binds).
+ */
+struct source {
+  int fd; /* O_PATH; -1 if missing or a link */
+  int err;
+  bool dir;
+  char link[4096]; /* set for a link bound at its own path */
+};
+
+static void open_source(const struct bind *b, struct source *src) {
   struct stat st;
-  snprintf(target, sizeof target, "%s%s", root, b->dst);
-  if (lstat(b->src, &st) != 0) return -1;
+  memset(src, 0, sizeof *src);
+  src->fd = -1;
+  if (lstat(b->src, &st) != 0) {
+    src->err = errno;
+    return;
+  }
   if (S_ISLNK(st.st_mode) && strcmp(b->src, b->dst) == 0) {
     // A merged-/usr host has /bin -> usr/bin: the same link in the jail keeps paths working.
-    char link[4096];
-    ssize_t n = readlink(b->src, link, sizeof link - 1);
-    if (n < 0) return -1;
-    link[n] = 0;
-    if (mountpoint(target, false) == 0) unlink(target);
-    return symlink(link, target);
+    ssize_t n = readlink(b->src, src->link, sizeof src->link - 1);
+    if (n < 0) src->err = errno;
+    else src->link[n] = 0;
+    return;
   }
-  if (stat(b->src, &st) != 0) return -1;
-  if (mountpoint(target, S_ISDIR(st.st_mode)) != 0) return -1;
-  if (mount(b->src, target, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
-  unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | locked_flags(b->src);
+  src->fd = open(b->src, O_PATH | O_CLOEXEC);
+  if (src->fd < 0 || fstat(src->fd, &st) != 0) {
+    src->err = errno;
+    return;
+  }
+  src->dir = S_ISDIR(st.st_mode);
+}
+
+/** Binds a source at `dst` under the new root, read-only unless asked; no setuid, no devices. */
+static int bind_into(const char *root, const struct bind *b, const struct source *src) {
+  char target[4096], from[64];
+  snprintf(target, sizeof target, "%s%s", root, b->dst);
+  if (src->err) return errno = src->err, -1;
+  if (src->link[0]) {
+    if (mountpoint(target, false) == 0) unlink(target);
+    return symlink(src->link, target);
+  }
+  if (mountpoint(target, src->dir) != 0) return -1;
+  snprintf(from, sizeof from, "/proc/self/fd/%d", src->fd);
+  if (mount(from, target, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | locked_flags(src->fd);
   if (!b->writable) flags |= MS_RDONLY;
-  if (S_ISDIR(st.st_mode)) flags |= MS_NODEV;
+  if (src->dir) flags |= MS_NODEV;
   return mount(NULL, target, NULL, flags, NULL);
 }
 
@@ -181,7 +209,7 @@ static int loopback_up(void) {
   return rc;
 }
 
-static void build_root(const struct config *cfg, int result_fd) {
+static void build_root(const struct config *cfg, struct source *sources, int result_fd) {
   const char *root = cfg->root;
   char path[4096];
   // Nothing mounted here may reach the host's mount table, and nothing of the host's may arrive.
@@ -190,7 +218,7 @@ static void build_root(const struct config *cfg, int result_fd) {
   build_etc(root, result_fd);
   for (int i = 0; i < cfg->nbinds; i++) {
     const struct bind *b = &cfg->binds[i];
-    if (bind_into(root, b) != 0) {
+    if (bind_into(root, b, &sources[i]) != 0) {
       // Default binds that this host lacks (/lib32, /etc/alternatives...) are simply absent.
       if (errno == ENOENT && !b->writable) continue;
       char step[300];
@@ -201,7 +229,7 @@ static void build_root(const struct config *cfg, int result_fd) {
   snprintf(path, sizeof path, "%s/workspace", root);
   if (cfg->workspace_dir) {
     struct bind ws = {.src = cfg->workspace_dir, .dst = "/workspace", .writable = true};
-    CHECK(bind_into(root, &ws), "bind the workspace");
+    CHECK(bind_into(root, &ws, &sources[cfg->nbinds]), "bind the workspace");
   } else if (cfg->workspace_mb > 0) {
     CHECK(tmpfs(path, cfg->workspace_mb, "0755", MS_NODEV), "mount /workspace");
   } else {
@@ -312,12 +340,20 @@ int jail_init(const struct config *cfg, int sync_fd, int result_fd) {
   if (read(sync_fd, &go, 1) != 1) _exit(125);
   close(sync_fd);
 
+  static struct source sources[MAX_BINDS + 1];
+  for (int i = 0; i < cfg->nbinds; i++) open_source(&cfg->binds[i], &sources[i]);
+  if (cfg->workspace_dir) {
+    struct bind ws = {.src = cfg->workspace_dir, .dst = "/workspace", .writable = true};
+    open_source(&ws, &sources[cfg->nbinds]);
+  }
   // Files made while building the root belong to the jail's user. (Root on the host has no
   // mapping in the jail's namespace at all, and the kernel refuses to create files as nobody.)
   setfsgid(JAIL_GID);
   setfsuid(JAIL_UID);
   CHECK(sethostname("polybox", 7), "sethostname");
-  build_root(cfg, result_fd);
+  build_root(cfg, sources, result_fd);
+  for (int i = 0; i <= cfg->nbinds; i++)
+    if (sources[i].fd > 0) close(sources[i].fd);
   if (cfg->loopback) CHECK(loopback_up(), "bring up the loopback");
 
   pid_t child = fork();

@@ -1,7 +1,12 @@
 // The public API of polybox. Every export here is public API: adding a line makes it part of
 // what embedders may rely on, so keep this list short and deliberate.
 
-export type { PoolSizes, RuntimeOptions } from "./core/config.js";
+export type {
+  Isolation,
+  NativeInterpreters,
+  PoolSizes,
+  RuntimeOptions,
+} from "./core/config.js";
 export { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./core/errors.js";
 export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/jobs.js";
 export { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits } from "./core/limits.js";
@@ -12,6 +17,7 @@ export {
 } from "./core/registry.js";
 export { Runtime, shutdown } from "./core/runtime.js";
 export {
+  type EngineKind,
   type OneShotOptions,
   run,
   Sandbox,

@@ -12,6 +12,8 @@ export type PoolSizes = Record<EngineLanguage, number>;
 export type HostWrapper = (command: string, args: string[], tmpDir: string) => [string, string[]];
 
 export interface EngineHostConfig {
+  /** How many processes the wrapper puts between us and the engine host (the launcher: 2). */
+  wrapDepth?: number;
   pool: PoolSizes;
   poolPolicy: { budgetMb: number; idleShrinkMs: number };
   memoryMb: number;
@@ -31,7 +33,26 @@ export function defaultPoolSizes(): PoolSizes {
   };
 }
 
+/**
+ * Which engines run code. `wasm`: the WebAssembly engines only. `native`: the machine's real
+ * python3, bash and node, each sandbox in its own kernel jail (Linux with the launcher). `auto`:
+ * WebAssembly by default, native where a sandbox or run asks for `engine: "native"`.
+ */
+export type Isolation = "wasm" | "native" | "auto";
+
+/** Paths of the real interpreters native mode runs (defaults: /usr/bin/python3, /bin/bash, this Node). */
+export interface NativeInterpreters {
+  python?: string;
+  bash?: string;
+  node?: string;
+}
+
 export interface RuntimeOptions {
+  /** Default: `auto` where the Linux launcher works, `wasm` elsewhere. */
+  isolation?: Isolation;
+  /** Run the WASM engine host inside the OS jail where there is one (default true). */
+  osJail?: boolean;
+  nativeInterpreters?: NativeInterpreters;
   /** Defaults applied to every sandbox and run (DEFAULT_LIMITS when omitted). */
   limits?: Partial<Limits>;
   /** Ceilings a sandbox or run may ask for (DEFAULT_MAX_LIMITS when omitted). */

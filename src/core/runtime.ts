@@ -7,7 +7,16 @@ import type { EngineHost as EngineHostType } from "../jail/engine-host.js";
 import { EngineHost } from "../jail/engine-host.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
-import { defaultPoolSizes, type PoolSizes, type RuntimeOptions } from "./config.js";
+import type { OsJailStatus } from "../jail/layers.js";
+import { launcherReport, linuxJailWrapper } from "../jail/launcher.js";
+import { NativeHost } from "../native/host.js";
+import {
+  defaultPoolSizes,
+  type Isolation,
+  type NativeInterpreters,
+  type PoolSizes,
+  type RuntimeOptions,
+} from "./config.js";
 import { PolyboxError } from "./errors.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
 import { PackageResolver } from "./packages.js";
@@ -22,6 +31,12 @@ export class Runtime {
   readonly host: EngineHostType;
   /** @internal */
   readonly packages: PackageResolver;
+  /** Which engines this runtime offers (see `Isolation`). */
+  readonly isolation: Isolation;
+  /** L3 for the WASM engine host on Linux: whether it is on, and what it is or why not. */
+  readonly osJail: OsJailStatus | undefined;
+  private readonly nativeOptions: { interpreters: NativeInterpreters };
+  private nativeHost: NativeHost | null = null;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
 
@@ -42,7 +57,26 @@ export class Runtime {
       allowNet: this.permissions.net,
       cacheDir,
     });
+    const launcher = launcherReport();
+    const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;
+    this.isolation = options.isolation ?? (launcher.available ? "auto" : "wasm");
+    if (this.isolation !== "wasm" && !launcher.available) {
+      throw new PolyboxError(
+        "ISOLATION_UNAVAILABLE",
+        `isolation "${this.isolation}" needs the native launcher: ${launcher.detail}`,
+      );
+    }
+    this.osJail = jailHost
+      ? { active: true, detail: launcher.detail }
+      : process.platform === "linux"
+        ? {
+            active: false,
+            detail: launcher.available ? "turned off (osJail: false)" : launcher.detail,
+          }
+        : undefined;
+    this.nativeOptions = { interpreters: options.nativeInterpreters ?? {} };
     this.host = new EngineHost({
+      wrapDepth: jailHost ? 2 : 0,
       pool: this.pool,
       poolPolicy: {
         budgetMb: options.poolBudgetMb ?? 1024,
@@ -50,7 +84,11 @@ export class Runtime {
       },
       memoryMb: this.limits.memoryMb,
       pythonSnapshot: snapshot,
-      wrap: sandboxExecAvailable() ? sandboxExecWrapper : (command, args) => [command, args],
+      wrap: jailHost
+        ? linuxJailWrapper(snapshot ? [snapshot] : [])
+        : sandboxExecAvailable()
+          ? sandboxExecWrapper
+          : (command, args) => [command, args],
     });
   }
 
@@ -78,7 +116,18 @@ export class Runtime {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.closers].map((c) => c()));
-    await this.host.close();
+    await Promise.all([this.host.close(), this.nativeHost?.close()]);
+  }
+
+  /** @internal The native engines (one jail per sandbox), started on first use. */
+  get native(): NativeHost {
+    if (this.isolation === "wasm")
+      throw new PolyboxError(
+        "ISOLATION_UNAVAILABLE",
+        'native engines are off: this runtime was made with isolation "wasm"',
+      );
+    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters);
+    return this.nativeHost;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -10,6 +10,7 @@ import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from
 import { normalizeName, type Wheel } from "./packages.js";
 import { inlineDependencies, packageNames } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
+import type { RunHost } from "../native/host.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
 import {
   type FileInfo,
@@ -20,8 +21,15 @@ import {
 } from "./types.js";
 import { resolveWorkspacePath, Workspace } from "./workspace.js";
 
+export type EngineKind = "wasm" | "native";
+
 export interface SandboxOptions {
   runtime?: Runtime;
+  /**
+   * `wasm`: the WebAssembly engines. `native`: the machine's real interpreters in a kernel jail
+   * (needs a runtime with isolation `native` or `auto`). Default: the runtime's isolation.
+   */
+  engine?: EngineKind;
   /** Limits for this sandbox, within the runtime's ceilings. */
   limits?: Partial<Limits>;
 }
@@ -108,6 +116,9 @@ export class Sandbox {
   /** Python packages installed in this sandbox, re-installed whenever its interpreter is fresh. */
   private readonly wheels = new Map<string, Wheel>();
   private hostGeneration: number;
+  /** Which engines run this sandbox's code, and the host that runs them. */
+  readonly engine: EngineKind;
+  private readonly host: RunHost;
   private queue: Promise<unknown> = Promise.resolve();
   private runs = 0;
   private closed = false;
@@ -116,19 +127,27 @@ export class Sandbox {
   private constructor(
     private readonly runtime: Runtime,
     limits: Limits,
+    engine: EngineKind | undefined,
   ) {
     this.id = randomUUID();
     this.limits = limits;
+    this.engine = engine ?? (runtime.isolation === "native" ? "native" : "wasm");
+    if (this.engine !== "wasm" && this.engine !== "native")
+      throw new PolyboxError("INVALID_ARGUMENT", `engine must be "wasm" or "native"`);
+    this.host =
+      this.engine === "native"
+        ? runtime.native.forSandbox(this.id, limits.workspaceQuotaBytes)
+        : runtime.host;
     this.workspace = new Workspace(limits.workspaceQuotaBytes);
     this.files = new SandboxFiles(this);
-    this.hostGeneration = runtime.host.generation;
+    this.hostGeneration = this.host.generation;
     this.untrack = runtime.track(() => this.close());
   }
 
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
-    return new Sandbox(runtime, limits);
+    return new Sandbox(runtime, limits, options.engine);
   }
 
   /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
@@ -277,7 +296,7 @@ export class Sandbox {
         );
       }
     }
-    const host = this.runtime.host;
+    const host = this.host;
     await host.start();
     let stateLost = this.noticeHostRestart().has(language);
     const since = session === null ? null : (this.synced.get(language) ?? null);
@@ -345,7 +364,7 @@ export class Sandbox {
    * languages that had state, so their next result can say it was lost.
    */
   private noticeHostRestart(): Set<Language> {
-    const host = this.runtime.host;
+    const host = this.host;
     if (host.generation === this.hostGeneration) return new Set();
     const lost = new Set([...this.synced.keys()]);
     this.synced.clear();
@@ -433,7 +452,7 @@ export class Sandbox {
     if (this.closed) return;
     this.closed = true;
     this.untrack();
-    for (const language of LANGUAGES) this.runtime.host.dispose(this.sessionKey(language));
+    for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
     await this.queue;
     await this.workspace.destroy();
   }
@@ -468,14 +487,16 @@ export interface OneShotOptions extends RunOptions {
   files?: Record<string, string | Uint8Array>;
   runtime?: Runtime;
   limits?: Partial<Limits>;
+  engine?: EngineKind;
 }
 
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
-  const { language, code, files, runtime, limits, ...runOptions } = options;
+  const { language, code, files, runtime, limits, engine, ...runOptions } = options;
   const sandbox = await Sandbox.create({
     ...(runtime ? { runtime } : {}),
     ...(limits ? { limits } : {}),
+    ...(engine ? { engine } : {}),
   });
   try {
     for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);

@@ -4,7 +4,7 @@
 // are untouched. Interpreter state, which lived in the host, is lost and results say so.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { EngineHostConfig } from "../core/config.js";
@@ -100,8 +100,11 @@ export class EngineHost {
     return { ...event.stats, pid: child.pid ?? -1 };
   }
 
+  /** The engine host's own pid on this machine (inside a jail, below the launcher and its init). */
   get pid(): number | null {
-    return this.child?.pid ?? null;
+    const pid = this.child?.pid;
+    if (pid === undefined) return null;
+    return descendant(pid, this.config.wrapDepth ?? 0);
   }
 
   async close(): Promise<void> {
@@ -310,6 +313,21 @@ export class EngineHost {
     if (this.tmpDir) rmSync(this.tmpDir, { recursive: true, force: true });
     this.tmpDir = null;
   }
+}
+
+/** Follows the only child of `pid` down `depth` generations (Linux /proc), or returns `pid`. */
+function descendant(pid: number, depth: number): number {
+  let current = pid;
+  for (let i = 0; i < depth; i++) {
+    try {
+      const children = readFileSync(`/proc/${current}/task/${current}/children`, "utf8").trim();
+      if (!children) return current;
+      current = Number(children.split(/\s+/)[0]);
+    } catch {
+      return current;
+    }
+  }
+  return current;
 }
 
 function hostFailure(message: string): EngineResult {

@@ -3,9 +3,12 @@
 // value of the last expression is returned (as repr text), top-level `await` works, tracebacks
 // show only the user's frames, and SystemExit becomes an exit code.
 
-export const RUNNER_SOURCE = String.raw`
+/**
+ * The part any CPython can use, Pyodide's or the machine's own (native mode): the user's globals,
+ * display() and rich rendering, user-only tracebacks, and what SystemExit means.
+ */
+export const PYTHON_COMMON = String.raw`
 import builtins as _builtins, json as _json, os as _os, sys as _sys, traceback as _traceback
-from pyodide.code import eval_code_async as _eval_code_async
 
 _user_globals = {"__name__": "__main__", "__builtins__": _builtins}
 _MAX_VALUE = 64 * 1024
@@ -73,6 +76,18 @@ def _user_traceback(e):
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
+def _system_exit_code(e):
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code
+    print(e.code, file=_sys.stderr)
+    return 1
+`;
+
+export const RUNNER_SOURCE = String.raw`${PYTHON_COMMON}
+from pyodide.code import eval_code_async as _eval_code_async
+
 def _install_wheel(file_name, data, install_dir):
     import importlib, io, sysconfig, zipfile
     target = sysconfig.get_paths()["purelib"] if install_dir == "site" else "/usr/lib"
@@ -111,13 +126,7 @@ async def _polybox_run(code, env_json, sink):
             if len(value) > _MAX_VALUE:
                 value = value[:_MAX_VALUE] + "... [value truncated]"
     except SystemExit as e:
-        if e.code is None:
-            exit_code = 0
-        elif isinstance(e.code, int):
-            exit_code = e.code
-        else:
-            print(e.code, file=_sys.stderr)
-            exit_code = 1
+        exit_code = _system_exit_code(e)
     except BaseException as e:
         _sys.stderr.write(_user_traceback(e))
         exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1

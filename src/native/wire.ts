@@ -1,0 +1,49 @@
+// The messages between the trusted side and the agent inside a native jail: one JSON object per
+// line. Bytes (file contents, wheels, images) travel as base64 under a `$b64` key.
+
+import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+
+export type ToAgent =
+  | { type: "run"; id: number; language: EngineLanguage; request: RunRequest }
+  | { type: "cancel"; id: number };
+
+export type FromAgent =
+  | { type: "ready" }
+  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "result"; id: number; result: EngineResult }
+  | { type: "log"; message: string };
+
+export function encode(message: unknown): string {
+  // `this[key]` is the value before toJSON: a Buffer would otherwise arrive as a number array.
+  return `${JSON.stringify(message, function (this: Record<string, unknown>, key, value: unknown) {
+    const raw = this[key];
+    return raw instanceof Uint8Array ? { $b64: Buffer.from(raw).toString("base64") } : value;
+  })}\n`;
+}
+
+export function decode(line: string): unknown {
+  return JSON.parse(line, (_key, value: unknown) => {
+    if (value && typeof value === "object" && typeof (value as { $b64?: unknown }).$b64 === "string")
+      return new Uint8Array(Buffer.from((value as { $b64: string }).$b64, "base64"));
+    return value;
+  });
+}
+
+/** Calls `onLine` for every complete line arriving on `stream`. */
+export function readLines(
+  stream: NodeJS.ReadableStream,
+  onLine: (line: string) => void,
+): void {
+  let buffered = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk: string) => {
+    buffered += chunk;
+    let at = buffered.indexOf("\n");
+    while (at >= 0) {
+      const line = buffered.slice(0, at);
+      buffered = buffered.slice(at + 1);
+      if (line) onLine(line);
+      at = buffered.indexOf("\n");
+    }
+  });
+}
