@@ -34,6 +34,10 @@ export interface Flags {
   file?: string;
   json?: boolean;
   pool?: Partial<Record<PoolLanguage, number>>;
+  isolation?: "wasm" | "native" | "auto";
+  nativePython?: string;
+  nativeBash?: string;
+  nativeNode?: string;
 }
 
 const POOL_LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
@@ -49,7 +53,17 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-type Kind = "list" | "allow" | "duration" | "size" | "int" | "rate" | "string" | "bool" | "pool";
+type Kind =
+  | "list"
+  | "allow"
+  | "duration"
+  | "size"
+  | "int"
+  | "rate"
+  | "string"
+  | "bool"
+  | "pool"
+  | "isolation";
 
 interface FlagSpec {
   kind: Kind;
@@ -84,6 +98,10 @@ const FLAGS: Record<string, FlagSpec> = {
   eval: { kind: "string", key: "eval", on: ["run"] },
   json: { kind: "bool", key: "json", on: ["doctor"] },
   pool: { kind: "pool", key: "pool", on: SERVERS },
+  isolation: { kind: "isolation", key: "isolation", on: RUNNERS },
+  "native-python": { kind: "string", key: "nativePython", on: RUNNERS },
+  "native-bash": { kind: "string", key: "nativeBash", on: RUNNERS },
+  "native-node": { kind: "string", key: "nativeNode", on: RUNNERS },
 };
 
 const SHORT: Record<string, string> = { e: "eval", l: "lang" };
@@ -198,6 +216,10 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
       return parsed(parseRateLimit);
     case "pool":
       return parsePool(value!, fail);
+    case "isolation":
+      return ["wasm", "native", "auto"].includes(value!)
+        ? value
+        : fail("must be wasm, native or auto");
     case "bool":
       return value === undefined || value === "true"
         ? true

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { launcherReport } from "../jail/launcher.js";
 import { isolationLayers, type LayerReport } from "../jail/layers.js";
 import { permissionFlag } from "../jail/permissions.js";
 import { nodeRequirement, version } from "./version.js";
@@ -22,6 +23,8 @@ export interface DoctorReport {
   node: Check;
   engines: Check[];
   layers: LayerReport[];
+  /** Native mode: the launcher and the machine's interpreters it would run. */
+  native: Check[];
   /** The Node permission-model flag the engine host runs under (layer L2). */
   permissionFlag: string;
 }
@@ -35,6 +38,7 @@ export async function doctorReport(): Promise<DoctorReport> {
     node: nodeCheck(),
     engines: await engineChecks(),
     layers: isolationLayers(),
+    native: nativeChecks(),
     permissionFlag: permissionFlag(),
   };
 }
@@ -92,6 +96,32 @@ async function engineChecks(): Promise<Check[]> {
   ];
 }
 
+function nativeChecks(): Check[] {
+  const launcher = launcherReport();
+  const checks: Check[] = [{ name: "launcher", ok: launcher.available, detail: launcher.detail }];
+  if (!launcher.available) return checks;
+  checks.push({
+    name: "cgroup",
+    ok: launcher.cgroup === "active",
+    detail:
+      launcher.cgroup === "active"
+        ? "cgroup v2 memory and pids limits per jail"
+        : `no cgroup limits (${launcher.cgroup}); rlimits and the workspace tmpfs still apply`,
+  });
+  for (const [name, p] of [
+    ["python3", "/usr/bin/python3"],
+    ["bash", "/bin/bash"],
+    ["node", process.execPath],
+  ] as const) {
+    checks.push(
+      existsSync(p)
+        ? { name, ok: true, detail: `native ${name}: ${p}` }
+        : { name, ok: false, detail: `native ${name} not found at ${p}` },
+    );
+  }
+  return checks;
+}
+
 export function formatDoctor(report: DoctorReport): string {
   const mark = (ok: boolean) => (ok ? "ok  " : "MISS");
   const lines = [
@@ -105,5 +135,7 @@ export function formatDoctor(report: DoctorReport): string {
   lines.push("", "Isolation layers:");
   for (const l of report.layers)
     lines.push(`  ${l.active ? "on " : "off"} ${l.id} ${l.name.padEnd(8)} ${l.detail}`);
+  lines.push("", "Native mode (--isolation=native, or engine: native):");
+  for (const c of report.native) lines.push(`  ${mark(c.ok)} ${c.name.padEnd(10)} ${c.detail}`);
   return lines.join("\n");
 }

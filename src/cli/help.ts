@@ -18,6 +18,15 @@ Permissions (denied unless granted; a bare flag with no value grants everything,
   --allow-env=NAME[,NAME]       host environment variables passed into guests
   --python-packages=DIR|URL[,…] Python package sources: wheel directories, Pyodide distributions, PEP 503 indexes
 
+Isolation:
+  --isolation=auto|wasm|native  auto (default on Linux with the launcher): WebAssembly engines in a
+                                kernel jail, real interpreters where a sandbox asks for engine "native";
+                                wasm: WebAssembly only; native: the machine's python3, bash and node,
+                                one kernel jail per sandbox (Linux)
+  --native-python=PATH          interpreters native mode runs (default /usr/bin/python3,
+  --native-bash=PATH              /bin/bash, and the Node running polybox)
+  --native-node=PATH
+
 Limits (a flag sets the default and the most a client may ask for):
   --timeout=30s                 wall-clock time per run
   --memory=512M                 memory per interpreter

@@ -26,6 +26,16 @@ export function runtimeOptions(flags: Flags): RuntimeOptions {
     permissions: { read: flags.allowRead, net: flags.allowNet, env: flags.allowEnv },
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
     ...(flags.pool ? { pool: flags.pool } : {}),
+    ...(flags.isolation ? { isolation: flags.isolation } : {}),
+    ...(flags.nativePython || flags.nativeBash || flags.nativeNode
+      ? {
+          nativeInterpreters: {
+            ...(flags.nativePython ? { python: flags.nativePython } : {}),
+            ...(flags.nativeBash ? { bash: flags.nativeBash } : {}),
+            ...(flags.nativeNode ? { node: flags.nativeNode } : {}),
+          },
+        }
+      : {}),
   };
 }
 

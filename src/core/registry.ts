@@ -7,7 +7,7 @@ import { PolyboxError } from "./errors.js";
 import { humanDuration } from "./human.js";
 import type { Limits } from "./limits.js";
 import type { Runtime } from "./runtime.js";
-import { Sandbox, type SandboxInfo } from "./sandbox.js";
+import { type EngineKind, Sandbox, type SandboxInfo } from "./sandbox.js";
 import type { Language } from "./types.js";
 
 export const DEFAULT_MAX_SANDBOXES = 64;
@@ -70,7 +70,7 @@ export class SandboxManager {
   }
 
   async create(
-    options: { limits?: Partial<Limits>; defaultLanguage?: Language } = {},
+    options: { limits?: Partial<Limits>; defaultLanguage?: Language; engine?: EngineKind } = {},
   ): Promise<Sandbox> {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the sandbox manager is closed");
     if (this.entries.size + this.creating >= this.maxSandboxes) {
@@ -87,6 +87,7 @@ export class SandboxManager {
       const sandbox = await Sandbox.create({
         runtime: this.runtime,
         ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.engine ? { engine: options.engine } : {}),
       });
       this.entries.set(sandbox.id, {
         sandbox,

@@ -39,6 +39,7 @@ export interface SandboxInfo {
   createdAt: number;
   lastUsedAt: number;
   languages: Language[];
+  engine: EngineKind;
   fileCount: number;
   bytes: number;
   running: boolean;
@@ -440,6 +441,7 @@ export class Sandbox {
       createdAt: this.createdAt,
       lastUsedAt: this.lastUsedAt,
       languages: [...this.synced.keys()],
+      engine: this.engine,
       fileCount: this.workspace.fileCount,
       bytes: this.workspace.usedBytes,
       running: this.runs > 0,

@@ -9,7 +9,7 @@ import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
 import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
 import type { Runtime } from "./runtime.js";
-import { checkLanguage, run } from "./sandbox.js";
+import { checkLanguage, type EngineKind, run } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
 import {
   type FileInfo,
@@ -185,11 +185,12 @@ export class SandboxService {
   }
 
   async createSandbox(
-    options: { language?: Language; limits?: Partial<Limits> } = {},
+    options: { language?: Language; limits?: Partial<Limits>; engine?: EngineKind } = {},
   ): Promise<ManagedSandboxInfo> {
     const language = options.language === undefined ? undefined : checkLanguage(options.language);
     const sandbox = await this.sandboxes.create({
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.engine ? { engine: options.engine } : {}),
       ...(language ? { defaultLanguage: language } : {}),
     });
     return this.sandboxes.info(sandbox.id);

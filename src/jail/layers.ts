@@ -2,6 +2,7 @@
 // and for the runtime to decide how to start the host. Each layer is reported with whether it is
 // active and, if not, why.
 
+import { launcherReport } from "./launcher.js";
 import { sandboxExecAvailable } from "./macos.js";
 import { permissionFlag } from "./permissions.js";
 
@@ -12,7 +13,7 @@ export interface LayerReport {
   detail: string;
 }
 
-/** Set by the runtime when it wraps the engine host in an OS jail (see native.ts). */
+/** Whether the engine host runs in an OS jail (the Linux launcher, or sandbox-exec on macOS). */
 export interface OsJailStatus {
   active: boolean;
   detail: string;
@@ -57,7 +58,9 @@ function defaultOsJail(): OsJailStatus {
         active: false,
         detail: "Windows has no OS jail in polybox: L2 (the permission model) is the outer wall",
       };
-    default:
-      return { active: false, detail: "native launcher not in use" };
+    default: {
+      const launcher = launcherReport();
+      return { active: launcher.available, detail: launcher.detail };
+    }
   }
 }

@@ -16,6 +16,7 @@ const sandboxShape = z.object({
   idle_seconds: z.number(),
   expires_at: z.string().nullable().describe("When it closes if it stays unused (idle timeout)"),
   languages: z.array(z.string()).describe("Languages whose interpreter has state in it"),
+  engine: z.enum(["wasm", "native"]).describe("WebAssembly interpreters, or native ones in a jail"),
   file_count: z.number(),
   bytes: z.number(),
   running: z.boolean(),
@@ -62,12 +63,19 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
           .max(max.workspaceQuotaBytes / 1024 ** 2)
           .optional()
           .describe("Size limit of the sandbox's files in MiB"),
+        engine: z
+          .enum(["wasm", "native"])
+          .optional()
+          .describe(
+            "wasm (default): WebAssembly interpreters. native: the server machine's real python3, bash and node in a kernel jail (Linux servers started with --isolation=auto or native).",
+          ),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
       annotations: { destructiveHint: false, openWorldHint: false },
       run: async (args) => {
         const info = await service.createSandbox({
           ...(args.language ? { language: args.language } : {}),
+          ...(args.engine ? { engine: args.engine } : {}),
           limits: {
             ...(args.timeout_seconds !== undefined
               ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }
@@ -184,6 +192,7 @@ function describe(info: ManagedSandboxInfo) {
     idle_seconds: Math.round((now - info.lastUsedAt) / 1000),
     expires_at: iso(info.expiresAt),
     languages: info.languages,
+    engine: info.engine,
     file_count: info.fileCount,
     bytes: info.bytes,
     running: info.running,
