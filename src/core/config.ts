@@ -30,6 +30,8 @@ export function defaultPoolSizes(): PoolSizes {
     javascript: Math.min(4, Math.max(2, cores)),
     typescript: 1,
     bash: Math.min(2, Math.max(1, Math.floor(cores / 2))),
+    ruby: 1,
+    wasm: 1,
   };
 }
 

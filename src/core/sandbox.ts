@@ -4,13 +4,18 @@
 // engine host sees it.
 
 import { randomUUID } from "node:crypto";
-import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import type { RunHost } from "../native/host.js";
+import {
+  type EngineLanguage,
+  type EngineResult,
+  type RunRequest,
+  WASM_ONLY_LANGUAGES,
+} from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
 import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from "./limits.js";
 import { normalizeName, type Wheel } from "./packages.js";
 import { inlineDependencies, packageNames } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
-import type { RunHost } from "../native/host.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
 import {
   type FileInfo,
@@ -51,6 +56,7 @@ const RUN_OPTION_KEYS = new Set([
   "memoryMb",
   "maxOutputBytes",
   "stdin",
+  "args",
   "env",
   "signal",
   "onOutput",
@@ -153,7 +159,7 @@ export class Sandbox {
 
   /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
   async run(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
-    const lang = checkLanguage(language);
+    const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
     return this.exclusive(() => this.execute(lang, request, options, this.sessionKey(lang)));
@@ -223,9 +229,20 @@ export class Sandbox {
     }
   }
 
+  private checkEngineLanguage(language: unknown): Language {
+    const lang = checkLanguage(language);
+    if (this.engine === "native" && (WASM_ONLY_LANGUAGES as readonly string[]).includes(lang)) {
+      throw new PolyboxError(
+        "UNSUPPORTED_LANGUAGE",
+        `${lang} runs only in the WebAssembly engines; this sandbox uses engine "native"`,
+      );
+    }
+    return lang;
+  }
+
   /** @internal Like `run`, in a fresh pool interpreter that is discarded afterwards (one-shot). */
   async runOnce(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
-    const lang = checkLanguage(language);
+    const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
     return this.exclusive(() => this.execute(lang, request, options, null));
@@ -254,6 +271,13 @@ export class Sandbox {
     if (options.stdin !== undefined && typeof options.stdin !== "string") {
       throw new PolyboxError("INVALID_ARGUMENT", "stdin must be a string");
     }
+    const args = options.args;
+    if (
+      args !== undefined &&
+      (!Array.isArray(args) || args.some((a) => typeof a !== "string") || args.length > 1024)
+    ) {
+      throw new PolyboxError("INVALID_ARGUMENT", "args must be an array of at most 1024 strings");
+    }
     const env = options.env ?? {};
     if (
       typeof env !== "object" ||
@@ -265,6 +289,7 @@ export class Sandbox {
     return {
       code,
       stdin: options.stdin ?? "",
+      ...(args ? { args: [...args] } : {}),
       env: { ...env },
       limits: {
         timeoutMs: limits.timeoutMs,

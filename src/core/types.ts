@@ -4,7 +4,7 @@
 import { type EngineStatus, RUN_STATUSES } from "../protocol/messages.js";
 import type { Limits } from "./limits.js";
 
-export const LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
+export const LANGUAGES = ["python", "javascript", "typescript", "bash", "ruby", "wasm"] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 /**
@@ -60,6 +60,11 @@ export interface RunOptions
   extends Partial<Pick<Limits, "timeoutMs" | "memoryMb" | "maxOutputBytes">> {
   /** Text fed to the program's standard input. */
   stdin?: string;
+  /**
+   * Program arguments. Only `wasm` uses them: its `code` is the workspace path of a WASI module,
+   * which runs with these arguments after its own path (`argv[0]`).
+   */
+  args?: string[];
   /** Environment variables visible to the guest (nothing of the host's leaks by default). */
   env?: Record<string, string>;
   /** Aborting stops the run with status `cancelled`. */

@@ -5,6 +5,8 @@
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { capMemory } from "../engines/wasi/memory-cap.js";
 import type {
   EngineAssets,
   EngineLanguage,
@@ -51,6 +53,7 @@ async function loadAssets(): Promise<EngineAssets> {
   ]);
   if (pythonWasm) assets.pythonWasm = pythonWasm;
   if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
+  loadRuby(assets);
   if (config.pythonSnapshot) {
     try {
       // Shared read-mostly with the workers; each copies it privately before booting and drops
@@ -67,14 +70,34 @@ async function loadAssets(): Promise<EngineAssets> {
 }
 
 /**
+ * Ruby's module (ruby+stdlib.wasm, ~30 MB) is read once: its bytes are shared with the workers
+ * (for the few that need another memory cap) and it is compiled once with its memory capped at
+ * the pools' `memoryMb`. Found from the installed package, which the engine host may read (L2).
+ */
+function loadRuby(assets: EngineAssets): void {
+  try {
+    const file = fileURLToPath(import.meta.resolve("@ruby/3.4-wasm-wasi/dist/ruby+stdlib.wasm"));
+    const bytes = readFileSync(file);
+    const shared = new SharedArrayBuffer(bytes.length);
+    new Uint8Array(shared).set(bytes);
+    assets.rubyWasmBytes = shared;
+    assets.rubyWasm = new WebAssembly.Module(capMemory(bytes, config.memoryMb * 1024 * 1024));
+    assets.rubyWasmMemoryMb = config.memoryMb;
+  } catch (error) {
+    log(`Ruby is unavailable: ${String(error)}`);
+  }
+}
+
+/**
  * One-shot interpreters of these engines go back to the pool, as a brand-new instance in the
  * same worker, after a run that ended normally; their guests cannot reach the worker realm.
  * Python's can (Pyodide hands guests the realm), so its workers are always destroyed. QuickJS
  * would qualify, but a new QuickJS instance makes Emscripten import Node modules lazily, which L1
  * refuses after boot, so its workers are destroyed too. A run that hit a limit or was cancelled
- * always destroys its worker.
+ * always destroys its worker. `wasm` runs a fresh WebAssembly instance per run anyway, and its
+ * reset gives it a new in-memory workspace. Ruby's reset would mean a new ~0.7 s boot: not done.
  */
-const RECYCLABLE = new Set<EngineLanguage>(["bash"]);
+const RECYCLABLE = new Set<EngineLanguage>(["bash", "wasm"]);
 
 const pools = new Pools(config.pool, config.memoryMb, await loadAssets(), log, config.poolPolicy);
 const sessions = new Map<string, Interpreter>();

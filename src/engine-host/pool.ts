@@ -15,6 +15,8 @@ const ESTIMATED_MB: Record<EngineLanguage, number> = {
   javascript: 12,
   typescript: 40,
   bash: 25,
+  ruby: 110,
+  wasm: 10,
 };
 
 export interface PoolPolicy {
@@ -32,18 +34,24 @@ export class Pools {
     javascript: [],
     typescript: [],
     bash: [],
+    ruby: [],
+    wasm: [],
   };
   private readonly loaned: Record<EngineLanguage, number> = {
     python: 0,
     javascript: 0,
     typescript: 0,
     bash: 0,
+    ruby: 0,
+    wasm: 0,
   };
   private readonly booting: Record<EngineLanguage, number> = {
     python: 0,
     javascript: 0,
     typescript: 0,
     bash: 0,
+    ruby: 0,
+    wasm: 0,
   };
   private refilling = false;
   private closed = false;
@@ -96,6 +104,8 @@ export class Pools {
       javascript: count("javascript"),
       typescript: count("typescript"),
       bash: count("bash"),
+      ruby: count("ruby"),
+      wasm: count("wasm"),
     };
   }
 

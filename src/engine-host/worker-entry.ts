@@ -41,6 +41,8 @@ const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = 
   javascript: async () => (await import("../engines/javascript/engine.js")).createEngine,
   typescript: async () => (await import("../engines/javascript/engine.js")).createEngine,
   bash: async () => (await import("../engines/bash/engine.js")).createEngine,
+  ruby: async () => (await import("../engines/wasi/ruby.js")).createEngine,
+  wasm: async () => (await import("../engines/wasi/wasm.js")).createEngine,
 };
 
 /**
@@ -53,6 +55,8 @@ const LAZY_LOADING_PACKAGES: Record<WorkerInit["language"], string[]> = {
   javascript: [],
   typescript: [],
   python: [],
+  ruby: [],
+  wasm: [],
 };
 
 async function boot(): Promise<Engine> {
@@ -62,6 +66,7 @@ async function boot(): Promise<Engine> {
   const engine = await (await FACTORIES[init.language]())(init);
   // The snapshot copy was needed to boot; keeping it would count against the guest's memory.
   delete init.assets.pythonSnapshot;
+  delete init.assets.rubyWasmBytes;
   lockDownRealm(
     new URL("./deny-modules.js", import.meta.url),
     LAZY_LOADING_PACKAGES[init.language],
@@ -119,7 +124,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
     ...(message ? { message } : {}),
     // Memory the guest holds outside WASM growth (buffers made in the realm) cannot be taken
     // back; the worker ends itself after replying and its state is lost.
-    ...(overMemory ? { stateLost: true } : {}),
+    ...(overMemory || outcome.stateLost ? { stateLost: true } : {}),
     changes,
     displays,
   };

@@ -35,12 +35,25 @@ export const QUICKJS_WASM = path.join(
 );
 
 /** The engine packages the engine host loads; everything they depend on comes along. */
-const ENGINE_PACKAGES = ["pyodide", "quickjs-emscripten", "just-bash", "amaro"];
+const ENGINE_PACKAGES = [
+  "pyodide",
+  "quickjs-emscripten",
+  "just-bash",
+  "amaro",
+  "@bjorn3/browser_wasi_shim",
+];
+/**
+ * Packages the engine host reads data from but loads no code of, so their dependencies stay
+ * unreadable: Ruby's WebAssembly module (its JavaScript glue, @ruby/wasm-wasi, is not used).
+ */
+const ENGINE_DATA_PACKAGES = ["@ruby/3.4-wasm-wasi"];
 /**
  * Dependencies the engine host must never load: `ws` is how Emscripten's socket layer reaches
- * the network from a WASM guest, so it is left unreadable (L2) as well as unloadable (L1).
+ * the network from a WASM guest, so it is left unreadable (L2) as well as unloadable (L1). The
+ * others are type declarations and native-addon build helpers, useless to a process that may not
+ * load addons; leaving them out also keeps the Linux jail's bind list short.
  */
-const NEVER_LOADED = new Set(["ws"]);
+const NEVER_LOADED = new Set(["ws", "@types/emscripten", "node-addon-api", "node-gyp-build"]);
 
 /** A package and, recursively, the installed directories of its runtime dependencies. */
 function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string, string>): void {
@@ -77,5 +90,5 @@ function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string,
 export function engineReadPaths(): string[] {
   const seen = new Map<string, string>();
   for (const name of ENGINE_PACKAGES) dependencyClosure(name, require, seen);
-  return [DIST_DIR, ...seen.keys()];
+  return [DIST_DIR, ...seen.keys(), ...ENGINE_DATA_PACKAGES.map(packageDir)];
 }

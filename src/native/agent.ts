@@ -22,7 +22,12 @@ import path from "node:path";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../engines/common/mirror.js";
 import { OutputSink } from "../engines/common/output.js";
 import { limitMessage } from "../protocol/limit-messages.js";
-import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import type {
+  EngineLanguage,
+  EngineResult,
+  RunRequest,
+  WasmOnlyLanguage,
+} from "../protocol/messages.js";
 import { BASH_DRIVER, NODE_DRIVER, PYTHON_DRIVER } from "./drivers.js";
 import { decode, encode, type FromAgent, readLines, type ToAgent } from "./wire.js";
 
@@ -81,7 +86,7 @@ const mirror = new WorkspaceMirror(diskFs(WORKSPACE));
 // ---- interpreters ------------------------------------------------------------------------------
 
 type Kind = "python" | "bash" | "node";
-const KIND: Record<EngineLanguage, Kind> = {
+const KIND: Record<Exclude<EngineLanguage, WasmOnlyLanguage>, Kind> = {
   python: "python",
   bash: "bash",
   javascript: "node",
@@ -267,7 +272,8 @@ let stripTypes: ((code: string) => { code: string } | { error: string }) | null 
 const running = new Map<number, () => void>();
 
 async function run(id: number, language: EngineLanguage, request: RunRequest): Promise<EngineResult> {
-  const kind = KIND[language];
+  const kind = KIND[language as keyof typeof KIND];
+  if (!kind) throw new Error(`native mode has no interpreter for ${language}`);
   const { limits } = request;
   await mirror.apply(request.sync, request.fullSync);
   const stateLost = lost.delete(kind);

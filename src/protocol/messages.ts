@@ -3,7 +3,10 @@
 // Everything here is structured-clone data: no functions, no class instances, no shared realm.
 // The trusted side validates every message it receives with `validate.ts` before acting on it.
 
-export type EngineLanguage = "python" | "javascript" | "typescript" | "bash";
+export type EngineLanguage = "python" | "javascript" | "typescript" | "bash" | "ruby" | "wasm";
+/** Languages only the WebAssembly engines run (native mode has no interpreter for them). */
+export type WasmOnlyLanguage = "ruby" | "wasm";
+export const WASM_ONLY_LANGUAGES: readonly WasmOnlyLanguage[] = ["ruby", "wasm"];
 
 /** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
 export const RUN_STATUSES = [
@@ -48,6 +51,8 @@ export interface RunRequest {
   sync: FileSync;
   /** Python wheels to install before the code runs (fetched and checked by the trusted side). */
   wheels?: WheelBlob[];
+  /** Program arguments (`wasm`: `code` is the module's workspace path, these follow it). */
+  args?: string[];
 }
 
 export interface WheelBlob {
@@ -125,6 +130,11 @@ export interface EngineAssets {
   /** Copied privately by each worker before boot, then dropped: see engine-host/main.ts. */
   pythonSnapshot?: SharedArrayBuffer;
   quickjsWasm?: WebAssembly.Module;
+  /** Ruby's module compiled with its memory capped at `rubyWasmMemoryMb` (the pools' default). */
+  rubyWasm?: WebAssembly.Module;
+  rubyWasmMemoryMb?: number;
+  /** Ruby's module bytes, for workers with another memory limit to cap and compile themselves. */
+  rubyWasmBytes?: SharedArrayBuffer;
 }
 
 export interface WorkerInit {

@@ -4,6 +4,8 @@
 declare namespace WebAssembly {
   class Module {
     constructor(bytes: BufferSource);
+    static imports(module: Module): { module: string; name: string; kind: string }[];
+    static exports(module: Module): { name: string; kind: string }[];
   }
   class Instance {
     readonly exports: Record<string, unknown>;

@@ -12,6 +12,8 @@ export interface EngineOutcome {
   /** Set when the engine itself detected a limit (e.g. QuickJS's interrupt at the deadline). */
   status?: EngineResult["status"];
   message?: string;
+  /** The interpreter cannot be trusted after this run (it was unwound mid-call); retire it. */
+  stateLost?: boolean;
 }
 
 export interface RunContext {
