@@ -32,6 +32,8 @@ export interface Flags {
   lang?: string;
   eval?: string;
   file?: string;
+  /** `polybox run FILE -- ARGS…`: the program's arguments (WebAssembly modules). */
+  args?: string[];
   json?: boolean;
   pool?: Partial<Record<PoolLanguage, number>>;
   isolation?: "wasm" | "native" | "auto";
@@ -40,7 +42,7 @@ export interface Flags {
   nativeNode?: string;
 }
 
-const POOL_LANGUAGES = ["python", "javascript", "typescript", "bash"] as const;
+const POOL_LANGUAGES = ["python", "javascript", "typescript", "bash", "ruby", "wasm"] as const;
 type PoolLanguage = (typeof POOL_LANGUAGES)[number];
 
 export interface ParsedArgs {
@@ -111,11 +113,14 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
   const flags: Flags = { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] };
   let command: Command | null = null;
   const positional: string[] = [];
+  let programArgs: string[] | undefined;
   const seen: [string, FlagSpec][] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") {
-      positional.push(...argv.slice(i + 1));
+      // `run FILE -- ARGS`: what follows FILE is the program's; otherwise `--` ends the flags.
+      if (command === "run" && positional.length === 1) programArgs = argv.slice(i + 1);
+      else positional.push(...argv.slice(i + 1));
       break;
     }
     if (arg === "--help" || arg === "-h") return { command: "help", flags };
@@ -152,6 +157,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
     if (positional.length > 1)
       throw new UsageError(`polybox run takes one FILE, got: ${positional.join(" ")}`);
     if (positional[0] !== undefined) flags.file = positional[0];
+    if (programArgs !== undefined) flags.args = programArgs;
     if ((flags.file === undefined) === (flags.eval === undefined)) {
       throw new UsageError(
         "polybox run needs a FILE, or -e CODE with --lang (e.g. polybox run --lang python -e 'print(1)')",

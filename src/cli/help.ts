@@ -6,7 +6,8 @@ export const HELP = `polybox — run untrusted Python, JavaScript, TypeScript an
 Usage:
   polybox mcp [flags]                 MCP server over stdio (for Claude Desktop and other clients)
   polybox serve [flags]               MCP server over Streamable HTTP at http://HOST:PORT/mcp
-  polybox run [flags] FILE            run a file; language from the extension (.py .js .mjs .ts .sh)
+  polybox run [flags] FILE            run a file; language from the extension (.py .js .mjs .ts .sh .rb)
+  polybox run [flags] APP.wasm [-- ARGS]  run a WASI preview 1 module with arguments
   polybox run [flags] --lang L -e CODE
   polybox doctor [--json]             engines found, Node version, isolation layers on this machine
   polybox warmup                      build the Python memory snapshot now (otherwise: on first start)

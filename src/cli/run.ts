@@ -20,13 +20,15 @@ const BY_EXTENSION: Record<string, string> = {
   ".mts": "typescript",
   ".sh": "bash",
   ".bash": "bash",
+  ".rb": "ruby",
+  ".wasm": "wasm",
 };
 
 export function languageOf(file: string | undefined, lang: string | undefined): Language {
   const wanted = lang ?? (file ? BY_EXTENSION[path.extname(file).toLowerCase()] : undefined);
   if (wanted === undefined) {
     throw new UsageError(
-      `cannot tell the language of "${file}" from its extension (.py .js .mjs .ts .sh); pass --lang=L`,
+      `cannot tell the language of "${file}" from its extension (.py .js .mjs .ts .sh .rb .wasm); pass --lang=L`,
     );
   }
   if (!(LANGUAGES as readonly string[]).includes(wanted)) {
@@ -43,8 +45,24 @@ export function languageOf(file: string | undefined, lang: string | undefined): 
 
 export async function runCommand(flags: Flags): Promise<number> {
   const language = languageOf(flags.file, flags.lang);
+  if (flags.args !== undefined && language !== "wasm")
+    throw new UsageError("program arguments after -- apply only to WebAssembly (.wasm) programs");
   let code: string;
-  if (flags.eval !== undefined) code = flags.eval;
+  // A module is bytes: it goes into the workspace under its own name, and `code` names it.
+  let files: Record<string, Uint8Array> | undefined;
+  if (language === "wasm") {
+    if (flags.file === undefined)
+      throw new UsageError("--lang wasm needs a FILE (a .wasm module), not -e");
+    const name = path.basename(flags.file);
+    try {
+      files = { [name]: await readFile(flags.file) };
+    } catch (e) {
+      throw new UsageError(
+        `cannot read ${flags.file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      );
+    }
+    code = name;
+  } else if (flags.eval !== undefined) code = flags.eval;
   else {
     try {
       code = await readFile(flags.file!, "utf8");
@@ -57,7 +75,7 @@ export async function runCommand(flags: Flags): Promise<number> {
   // No warm pools: this process runs one program, so booting spares would only cost time.
   const runtime = await Runtime.create({
     ...runtimeOptions(flags),
-    pool: { python: 0, javascript: 0, typescript: 0, bash: 0 },
+    pool: { python: 0, javascript: 0, typescript: 0, bash: 0, ruby: 0, wasm: 0 },
   });
   const controller = new AbortController();
   const interrupt = () => controller.abort();
@@ -67,6 +85,8 @@ export async function runCommand(flags: Flags): Promise<number> {
     const result = await run({
       language,
       code,
+      ...(files ? { files } : {}),
+      ...(flags.args ? { args: flags.args } : {}),
       runtime,
       signal: controller.signal,
       env: pickEnv(flags.allowEnv),

@@ -38,6 +38,8 @@ export interface ExecuteRequest {
   sandboxId?: string;
   /** Text files written to the workspace before the run. */
   files?: Record<string, string>;
+  /** Program arguments (`wasm` only: `code` is then the module's workspace path). */
+  args?: string[];
   timeoutMs?: number;
   signal?: AbortSignal;
   onOutput?: (stream: OutputStream, text: string) => void;
@@ -137,6 +139,7 @@ export class SandboxService {
     const sandbox = request.sandboxId === undefined ? null : this.sandboxes.get(request.sandboxId);
     const options = {
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.args !== undefined ? { args: request.args } : {}),
       ...(signal ? { signal } : {}),
       ...(onOutput ? { onOutput } : {}),
       env: { ...this.guestEnv },

@@ -22,7 +22,15 @@ export function argSchemas(max: Readonly<Limits>) {
   return {
     code: z
       .string()
-      .describe("The source code to run. Print results (print / console.log / echo) to see them."),
+      .describe(
+        "The source code to run. Print results (print / console.log / puts / echo) to see them. For language wasm: the workspace path of a WASI .wasm module.",
+      ),
+    args: z
+      .array(z.string())
+      .max(1024)
+      .describe(
+        "Program arguments, for language wasm only: the module runs with these after its own path.",
+      ),
     language: z
       .enum(LANGUAGES)
       .describe(`Programming language of the code: one of ${LANGUAGES.join(", ")}.`),

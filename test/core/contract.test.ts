@@ -19,7 +19,10 @@ interface Dialect {
   value?: { code: string; expected: string };
 }
 
-const DIALECTS: Record<Language, Dialect> = {
+/** `wasm` runs a module named by path, not source code: its contract is in wasm.test.ts. */
+type SourceLanguage = Exclude<Language, "wasm">;
+
+const DIALECTS: Record<SourceLanguage, Dialect> = {
   python: {
     print: (t) => `print(${JSON.stringify(t)})`,
     printErr: (t) => `import sys; print(${JSON.stringify(t)}, file=sys.stderr)`,
@@ -88,17 +91,32 @@ const DIALECTS: Record<Language, Dialect> = {
     memoryBomb: "x=aaaaaaaa; while true; do x=$x$x; done",
     flood: "for i in $(seq 1 5000); do echo floodfloodfloodflood; done",
   },
+  ruby: {
+    print: (t) => `puts ${JSON.stringify(t)}`,
+    printErr: (t) => `$stderr.puts ${JSON.stringify(t)}`,
+    exit: (n) => `exit ${n}`,
+    setVar: (n, v) => `${n} = ${v}`,
+    echoVar: (n) => `puts ${n}`,
+    readStdin: "print STDIN.read.upcase",
+    readEnv: (n) => `puts ENV[${JSON.stringify(n)}]`,
+    raiseCode: "def f\n  raise ArgumentError, 'bad value'\nend\nf",
+    raise: /eval:2:in '(Object#)?f': bad value \(ArgumentError\)/,
+    loop: "loop {}",
+    memoryBomb: 'blocks = []\nloop { blocks << ("x" * 8_000_000) }',
+    flood: 'loop { puts "flood" * 20 }',
+    value: { code: "[1, 2, 3].sum { |x| x * 2 }", expected: "12" },
+  },
 };
 
 let runtime: Runtime;
 beforeAll(async () => {
-  runtime = await testRuntime();
+  runtime = await testRuntime({ pool: { ruby: 1 } });
 });
 afterAll(async () => {
   await runtime.close();
 });
 
-describe.each(Object.entries(DIALECTS) as [Language, Dialect][])(
+describe.each(Object.entries(DIALECTS) as [SourceLanguage, Dialect][])(
   "%s engine contract",
   (language, d) => {
     let sb: Sandbox;

@@ -4,7 +4,11 @@
 import { Runtime, type RuntimeOptions } from "../../dist/index.js";
 
 export async function testRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
-  return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1 }, ...options });
+  // No warm Ruby or wasm interpreter unless a test asks: a Ruby boot costs ~0.8 s of CPU.
+  return Runtime.create({
+    ...options,
+    pool: { python: 1, javascript: 1, bash: 1, ruby: 0, wasm: 0, ...options.pool },
+  });
 }
 
 export type { Language, RunResult } from "../../dist/index.js";

@@ -26,19 +26,28 @@ export interface OutputTarget {
   readonly stopRequested: boolean;
 }
 
-/** stdout/stderr: decoded as UTF-8 and handed to the run's OutputSink. */
+/** Thrown out of a write past the output cap to unwind a guest that would ignore EIO. */
+export class OutputStopped extends Error {}
+
+/**
+ * stdout/stderr: decoded as UTF-8 and handed to the run's OutputSink. Past the output cap a
+ * write fails: with EIO (Ruby, whose interpreter must survive the run, raises Errno::EIO), or by
+ * unwinding the guest (`trap`, for modules whose instance ends with the run anyway).
+ */
 class OutputFd extends Fd {
   private decoder = new TextDecoder("utf-8");
 
   constructor(
     private readonly stream: StreamName,
     private readonly target: () => OutputTarget | null,
+    private readonly trapOnStop: boolean,
   ) {
     super();
   }
 
   override fd_write(data: Uint8Array): { ret: number; nwritten: number } {
     const t = this.target();
+    if (t?.stopRequested && this.trapOnStop) throw new OutputStopped("output limit reached");
     if (!t || t.stopRequested) return { ret: wasi.ERRNO_IO, nwritten: 0 };
     t.output.write(this.stream, this.decoder.decode(data, { stream: true }));
     return { ret: wasi.ERRNO_SUCCESS, nwritten: data.byteLength };
@@ -75,11 +84,11 @@ export class WasiFiles {
   private readonly stamps = new Map<string, { hash: string; mtimeMs: number }>();
 
   /** The guest's descriptors 0–4 for one run (or, for Ruby, for the interpreter's life). */
-  fds(stdin: string, target: () => OutputTarget | null): Fd[] {
+  fds(stdin: string, target: () => OutputTarget | null, trapOnStop = false): Fd[] {
     return [
       new OpenFile(new File(encoder.encode(stdin), { readonly: true })),
-      new OutputFd("stdout", target),
-      new OutputFd("stderr", target),
+      new OutputFd("stdout", target, trapOnStop),
+      new OutputFd("stderr", target, trapOnStop),
       new PreopenDirectory("/workspace", this.workspace),
       new PreopenDirectory("/tmp", this.scratch),
     ];

@@ -12,7 +12,7 @@ import type { RunRequest } from "../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { capMemory, InitialMemoryError, ModuleFormatError } from "./memory-cap.js";
-import { type OutputTarget, WasiFiles } from "./wasi-fs.js";
+import { OutputStopped, type OutputTarget, WasiFiles } from "./wasi-fs.js";
 
 const MIB = 1024 * 1024;
 const WASI_MODULES = new Set(["wasi_snapshot_preview1", "wasi_unstable"]);
@@ -82,7 +82,7 @@ function createInstance(): Engine {
       const shim = new WASI(
         args,
         env,
-        files.fds(request.stdin, () => target),
+        files.fds(request.stdin, () => target, true),
         { debug: false },
       );
       const imports = { wasi_snapshot_preview1: shim.wasiImport, wasi_unstable: shim.wasiImport };
@@ -103,6 +103,8 @@ function createInstance(): Engine {
         const exitCode = shim.start(instance as never);
         return exitCode !== 0 && atCap(memory) ? overCap(exitCode) : { exitCode, value: null };
       } catch (error) {
+        // The worker reports output_limit from the sink; the instance is simply abandoned.
+        if (error instanceof OutputStopped) return { exitCode: 1, value: null };
         if (error instanceof WASIProcExit)
           return error.code !== 0 && atCap(memory)
             ? overCap(error.code)

@@ -13,6 +13,7 @@ interface RunArgs {
   sandbox_id?: string | undefined;
   timeout_seconds?: number | undefined;
   files?: Record<string, string> | undefined;
+  args?: string[] | undefined;
   async?: boolean | undefined;
 }
 
@@ -24,6 +25,8 @@ const ABOUT: Record<string, string> = {
   typescript:
     "Run TypeScript: types are stripped (not checked) and the result runs as JavaScript in QuickJS.",
   bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no network, no real processes).",
+  ruby: "Run Ruby 3.4 (CRuby compiled to WebAssembly, with its standard library; no network, no gems beyond the standard ones). The value is inspect of the last expression.",
+  wasm: "Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else.",
 };
 
 const COMMON =
@@ -56,7 +59,12 @@ export function runTools(ctx: ToolContext): ToolDef[] {
       name: "execute_code",
       title: "Run code in a sandbox",
       description: `Run code in an existing sandbox (from create_sandbox), keeping its variables and files between calls. language is one of ${LANGUAGES.join(", ")}; it may be omitted if the sandbox was created with a default language. ${Object.values(ABOUT).join(" ")}`,
-      input: { ...runArgs, sandbox_id: a.sandboxId, language: a.language.optional() },
+      input: {
+        ...runArgs,
+        sandbox_id: a.sandboxId,
+        language: a.language.optional(),
+        args: a.args.optional(),
+      },
       output: executeOutputShape,
       annotations: { destructiveHint: false, openWorldHint: false },
       run: (args, extra) =>
@@ -71,6 +79,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         language: a.language,
         timeout_seconds: runArgs.timeout_seconds,
         files: runArgs.files,
+        args: a.args.optional(),
       },
       output: executeOutputShape,
       annotations: { destructiveHint: false, openWorldHint: false },
@@ -85,6 +94,7 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
     code: args.code,
     ...(args.sandbox_id !== undefined ? { sandboxId: args.sandbox_id } : {}),
     ...(args.files !== undefined ? { files: args.files } : {}),
+    ...(args.args !== undefined ? { args: args.args } : {}),
     ...(args.timeout_seconds !== undefined
       ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
       : {}),
