@@ -258,8 +258,8 @@ int main(int argc, char **argv) {
     rmdir(cfg.root);
     fail_with("set up the user namespace", err);
   }
+  // The write end stays open until the launcher exits: init watches it to learn of our death.
   (void)!write(sync_pipe[1], "g", 1);
-  close(sync_pipe[1]);
 
   bool timed_out = false, terminated = false;
   int status = 0;

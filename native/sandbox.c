@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <net/if.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,9 +337,9 @@ static void run_command(const struct config *cfg, int result_fd) {
 int jail_init(const struct config *cfg, int sync_fd, int result_fd) {
   char go;
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  // The launcher writes one byte once our uid and gid maps exist; EOF means it died.
+  // The launcher writes one byte once our uid and gid maps exist; EOF means it died. It keeps
+  // its end open for as long as it lives, so a hang-up on this pipe also means it is gone.
   if (read(sync_fd, &go, 1) != 1) _exit(125);
-  close(sync_fd);
 
   static struct source sources[MAX_BINDS + 1];
   for (int i = 0; i < cfg->nbinds; i++) open_source(&cfg->binds[i], &sources[i]);
@@ -362,6 +363,12 @@ int jail_init(const struct config *cfg, int sync_fd, int result_fd) {
 
   // Init needs no privilege to reap: give it all up, and hold nothing the command was given.
   (void)become_jail_user(cfg->host_root);
+  // Changing credentials cleared the parent-death signal: arm it again, then make sure the
+  // launcher did not die in between (its end of the sync pipe would have hung up).
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  struct pollfd launcher = {.fd = sync_fd, .events = POLLIN};
+  if (poll(&launcher, 1, 0) > 0 && (launcher.revents & (POLLHUP | POLLERR))) _exit(125);
+  close(sync_fd);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   // Same user as the command, so keep it out of /proc/1/mem and friends.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

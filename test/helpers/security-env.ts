@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import { type RunResult, Runtime, Sandbox } from "../../dist/index.js";
+import { type RunResult, Runtime, type RuntimeOptions, Sandbox } from "../../dist/index.js";
 
 export type { Language, RunResult } from "../../dist/index.js";
 export { isPolyboxError, PolyboxError, Runtime, Sandbox } from "../../dist/index.js";
@@ -35,8 +35,8 @@ export function plantEnvCanary(): string {
 }
 
 /** One runtime per test file, small pools: this suite runs on a 2-core machine. */
-export function securityRuntime(): Promise<Runtime> {
-  return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1, ruby: 0, wasm: 0 } });
+export function securityRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1, ruby: 0, wasm: 0 }, ...options });
 }
 
 /** Limits for attack runs: short enough that a hanging attack fails the run, not the suite. */

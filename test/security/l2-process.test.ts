@@ -1,7 +1,8 @@
 // T16 the engine host's process jail (L2), checked from outside, the way the server starts it:
 // its command line carries the permission flag and read grants only for engine assets, no write,
 // child-process, addon, WASI or inspector grants; its environment is empty; its working
-// directory is an empty private temp dir. Linux only (it reads /proc).
+// directory is an empty private temp dir. Linux only (it reads /proc). The OS jail (L3) is
+// turned off here so that L2 is shown to hold on its own; l3-jail.test.ts checks the jail.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +12,7 @@ import { hostPid, REPO_DIR, type Runtime, securityRuntime } from "../helpers/sec
 let rt: Runtime;
 
 beforeAll(async () => {
-  rt = await securityRuntime();
+  rt = await securityRuntime({ osJail: false });
 });
 
 afterAll(async () => {
