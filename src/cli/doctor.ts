@@ -93,6 +93,8 @@ async function engineChecks(): Promise<Check[]> {
     file("javascript", assets?.QUICKJS_WASM, "QuickJS"),
     pkg("typescript", "amaro", "amaro type stripping (runs in QuickJS)"),
     pkg("bash", "just-bash", "just-bash"),
+    file("ruby", assets?.rubyWasmPath(), "CRuby 3.4 from ruby.wasm (@ruby/3.4-wasm-wasi)"),
+    pkg("wasm", "@bjorn3/browser_wasi_shim", "WASI preview 1 modules on an in-memory WASI shim"),
   ];
 }
 

@@ -34,6 +34,15 @@ export const QUICKJS_WASM = path.join(
   "emscripten-module.wasm",
 );
 
+/** Ruby's WebAssembly module (CRuby 3.4 with its standard library), or null if not installed. */
+export function rubyWasmPath(): string | null {
+  try {
+    return path.join(packageDir("@ruby/3.4-wasm-wasi"), "dist", "ruby+stdlib.wasm");
+  } catch {
+    return null;
+  }
+}
+
 /** The engine packages the engine host loads; everything they depend on comes along. */
 const ENGINE_PACKAGES = [
   "pyodide",

@@ -95,9 +95,9 @@ describe("polybox run", () => {
   });
 
   it("explains usage mistakes with exit code 2", async () => {
-    const unknown = await polybox(["run", script("e.rb", "puts 1")]);
+    const unknown = await polybox(["run", script("e.pl", "print 1")]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/cannot tell the language of .*e\.rb.*--lang/);
+    expect(unknown.stderr).toMatch(/cannot tell the language of .*e\.pl.*--lang/);
     expect((await polybox(["run", path.join(tmp, "missing.py")])).stderr).toMatch(
       /cannot read .*missing\.py: ENOENT/,
     );
@@ -176,6 +176,8 @@ describe("polybox --help, --version, doctor", () => {
       ["javascript", true],
       ["typescript", true],
       ["bash", true],
+      ["ruby", true],
+      ["wasm", true],
     ]);
     const l2 = json.layers.find((l: { id: string }) => l.id === "L2");
     expect(l2.active).toBe(true);

@@ -36,7 +36,10 @@ export function plantEnvCanary(): string {
 
 /** One runtime per test file, small pools: this suite runs on a 2-core machine. */
 export function securityRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
-  return Runtime.create({ pool: { python: 1, javascript: 1, bash: 1, ruby: 0, wasm: 0 }, ...options });
+  return Runtime.create({
+    pool: { python: 1, javascript: 1, bash: 1, ruby: 0, wasm: 0 },
+    ...options,
+  });
 }
 
 /** Limits for attack runs: short enough that a hanging attack fails the run, not the suite. */
