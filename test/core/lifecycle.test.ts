@@ -68,7 +68,7 @@ describe("lifecycle", () => {
 
   it("leaves no worker or memory growth behind after 200 mixed runs", async () => {
     const languages: Language[] = ["python", "javascript", "typescript", "bash"];
-    const code: Record<Language, string> = {
+    const code: Partial<Record<Language, string>> = {
       python: "print(sum(range(100)))",
       javascript: "console.log([1,2,3].map(x => x * 2).join(','))",
       typescript: "const n: number = 6 * 7;\nconsole.log(n)",
@@ -81,8 +81,8 @@ describe("lifecycle", () => {
         const language = languages[i % languages.length]!;
         const r =
           i % 2 === 0
-            ? await run({ runtime, language, code: code[language] })
-            : await keep.run(language, code[language]);
+            ? await run({ runtime, language, code: code[language]! })
+            : await keep.run(language, code[language]!);
         expect(r.status).toBe("ok");
       }
       await new Promise((r) => setTimeout(r, 2000)); // let pools refill and workers exit
