@@ -5,10 +5,10 @@
 
 import type { EngineHost as EngineHostType } from "../jail/engine-host.js";
 import { EngineHost } from "../jail/engine-host.js";
+import { launcherReport, linuxJailWrapper } from "../jail/launcher.js";
+import type { OsJailStatus } from "../jail/layers.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
-import type { OsJailStatus } from "../jail/layers.js";
-import { launcherReport, linuxJailWrapper } from "../jail/launcher.js";
 import { NativeHost } from "../native/host.js";
 import {
   defaultPoolSizes,

@@ -142,9 +142,15 @@ class Interpreter {
       s.on("data", (chunk: string) => this.onOutput(stream, chunk));
     }
     readLines(this.proc.stdio[4] as NodeJS.ReadableStream, (line) => this.onAnswer(line));
+    // The control pipes reset when the interpreter dies mid-run; its exit is handled below.
+    for (const fd of [3, 4])
+      (this.proc.stdio[fd] as NodeJS.EventEmitter).on("error", () => undefined);
     this.proc.on("error", () => undefined);
-    this.proc.on("close", (code, signal) => {
-      this.exited = { code, signal };
+    // 'exit' and then the end of both output streams: waiting for 'close' would also wait for
+    // the control pipes, which a grandchild may hold.
+    let open = 2;
+    const settleExit = () => {
+      if (!this.exited || open > 0) return;
       const p = this.pending;
       if (!p) return;
       for (const stream of ["stdout", "stderr"] as const) {
@@ -152,6 +158,20 @@ class Interpreter {
         this.held[stream] = "";
       }
       p.done();
+    };
+    this.proc.stdout!.on("end", () => {
+      open--;
+      settleExit();
+    });
+    this.proc.stderr!.on("end", () => {
+      open--;
+      settleExit();
+    });
+    this.proc.on("exit", (code, signal) => {
+      this.exited = { code, signal };
+      // Anything it left holding the output pipes goes too, so the streams can end.
+      killStrays();
+      settleExit();
     });
   }
 
@@ -215,7 +235,14 @@ class Interpreter {
       control.write(`${nonce}\0${exports}\0${code.replace(/\0/g, "")}\0`);
     } else {
       control.write(
-        encode({ nonce, code, filename, stdin: request.stdin, env: request.env, wheels: request.wheels ?? [] }),
+        encode({
+          nonce,
+          code,
+          filename,
+          stdin: request.stdin,
+          env: request.env,
+          wheels: request.wheels ?? [],
+        }),
       );
     }
   }
@@ -250,18 +277,34 @@ function interpreterFor(kind: Kind, memoryMb: number): Interpreter {
   return fresh;
 }
 
-/** Kills every process in the jail but this agent and the interpreters. */
+/**
+ * Kills every process in the jail but this agent and the interpreters, pass after pass until a
+ * pass finds none (a process may fork while a pass reads /proc).
+ */
 function killStrays(): void {
   const keep = new Set([process.pid, 1]);
   for (const i of interpreters.values()) if (i.proc.pid && !i.exited) keep.add(i.proc.pid);
-  for (const name of readdirSync("/proc")) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || keep.has(pid)) continue;
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Gone already, or not ours.
+  for (let pass = 0; pass < 20; pass++) {
+    let found = 0;
+    for (const name of readdirSync("/proc")) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || keep.has(pid) || isZombie(pid)) continue;
+      try {
+        process.kill(pid, "SIGKILL");
+        found++;
+      } catch {
+        // Gone already.
+      }
     }
+    if (found === 0) return;
+  }
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    return /^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
   }
 }
 
@@ -271,7 +314,11 @@ let stripTypes: ((code: string) => { code: string } | { error: string }) | null 
 
 const running = new Map<number, () => void>();
 
-async function run(id: number, language: EngineLanguage, request: RunRequest): Promise<EngineResult> {
+async function run(
+  id: number,
+  language: EngineLanguage,
+  request: RunRequest,
+): Promise<EngineResult> {
   const kind = KIND[language as keyof typeof KIND];
   if (!kind) throw new Error(`native mode has no interpreter for ${language}`);
   const { limits } = request;
@@ -283,12 +330,16 @@ async function run(id: number, language: EngineLanguage, request: RunRequest): P
     stripTypes ??= await (await import("../engines/javascript/typescript.js")).loadTypeStripper();
     const stripped = stripTypes(code);
     if ("error" in stripped) {
-      return finish(request, { exitCode: 1, value: null, status: "error", displays: [] }, {
-        stdout: "",
-        stderr: `${stripped.error}\n`,
-        truncated: false,
-        stateLost,
-      });
+      return finish(
+        request,
+        { exitCode: 1, value: null, status: "error", displays: [] },
+        {
+          stdout: "",
+          stderr: `${stripped.error}\n`,
+          truncated: false,
+          stateLost,
+        },
+      );
     }
     code = stripped.code;
   }
@@ -324,7 +375,10 @@ async function run(id: number, language: EngineLanguage, request: RunRequest): P
 
   let outcome: Answer;
   if (answer && !interp.exited && !stoppedBy) {
-    outcome = answer;
+    // Bash survives a failed allocation and only returns an error status: name it.
+    const bashOom =
+      kind === "bash" && answer.exitCode !== 0 && OUT_OF_MEMORY.test(sink.text.stderr);
+    outcome = bashOom ? { ...answer, status: "memory_limit" } : answer;
   } else {
     // The interpreter ended (the guest exited, crashed, or was stopped): its state is gone.
     interp.kill();
@@ -347,21 +401,36 @@ async function run(id: number, language: EngineLanguage, request: RunRequest): P
   });
 }
 
+/** How each interpreter says it ran out of memory (V8's heap limit, MemoryError, bash's xmalloc). */
+const OUT_OF_MEMORY =
+  /heap out of memory|MemoryError|xmalloc|xrealloc|[Cc]annot allocate|out of memory/;
+
 function outOfMemory(interp: Interpreter): boolean {
-  return /heap out of memory|MemoryError|xmalloc|[Cc]annot allocate memory|out of memory/.test(
-    interp.stderrTail,
-  ) || interp.exited?.signal === "SIGKILL";
+  return OUT_OF_MEMORY.test(interp.stderrTail) || interp.exited?.signal === "SIGKILL";
 }
 
 function signalNumber(signal: NodeJS.Signals): number {
-  const numbers: Partial<Record<NodeJS.Signals, number>> = { SIGKILL: 9, SIGABRT: 6, SIGSEGV: 11, SIGTERM: 15, SIGTRAP: 5, SIGBUS: 7 };
+  const numbers: Partial<Record<NodeJS.Signals, number>> = {
+    SIGKILL: 9,
+    SIGABRT: 6,
+    SIGSEGV: 11,
+    SIGTERM: 15,
+    SIGTRAP: 5,
+    SIGBUS: 7,
+  };
   return numbers[signal] ?? 1;
 }
 
 async function finish(
   request: RunRequest,
   outcome: Answer,
-  out: { stdout: string; stderr: string; truncated: boolean; stateLost: boolean; overflowed?: boolean },
+  out: {
+    stdout: string;
+    stderr: string;
+    truncated: boolean;
+    stateLost: boolean;
+    overflowed?: boolean;
+  },
 ): Promise<EngineResult> {
   const changes = await mirror.collect();
   let status = outcome.status ?? (outcome.exitCode === 0 ? "ok" : "error");

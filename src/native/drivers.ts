@@ -140,10 +140,11 @@ globalThis.require = createRequire("/workspace/main.js");
 process.on("uncaughtException", (e) => process.stderr.write("Uncaught " + describe(e, "") + "\n"));
 
 function describe(error, filename) {
-  if (!(error instanceof Error) || !error.stack) return util.inspect(error);
-  const [first, ...frames] = error.stack.split("\n");
-  const own = filename ? frames.filter((f) => f.includes(filename)) : frames;
-  return [first, ...own].join("\n");
+  if (!(error instanceof Error) || typeof error.stack !== "string") return util.inspect(error);
+  const frames = error.stack
+    .split("\n")
+    .filter((line) => /^\s+at /.test(line) && (!filename || line.includes(filename)));
+  return [error.name + ": " + error.message, ...frames].join("\n");
 }
 
 function compileCell(code, filename) {
@@ -178,7 +179,10 @@ async function run(request) {
 
 let buffered = "";
 let queue = Promise.resolve();
-fs.createReadStream(null, { fd: 3, encoding: "utf8" }).on("data", (chunk) => {
+// A socket, not fs.createReadStream: a read blocked in the thread pool would hang process.exit().
+const control = new (require("node:net").Socket)({ fd: 3 });
+control.setEncoding("utf8");
+control.on("data", (chunk) => {
   buffered += chunk;
   let at;
   while ((at = buffered.indexOf("\n")) >= 0) {

@@ -123,7 +123,8 @@ class Jail {
       this.child.once("error", (error) => reject(error));
       this.child.once("close", (code, signal) => {
         this.status = parseStatus(statusText);
-        const why = this.status?.error ?? `the native jail exited (${signal ?? `exit code ${code}`})`;
+        const why =
+          this.status?.error ?? `the native jail exited (${signal ?? `exit code ${code}`})`;
         this.dead = why;
         reject(new PolyboxError("ENGINE_FAILED", `cannot start a native jail: ${why}`));
         for (const id of [...this.inFlight.keys()])
@@ -151,7 +152,12 @@ class Jail {
         this.kill();
         this.finish(id, failure("the native jail stopped answering and was killed"));
       }, request.limits.timeoutMs + BACKSTOP_MS);
-      this.inFlight.set(id, { resolve, output, maxOutputBytes: request.limits.maxOutputBytes, backstop });
+      this.inFlight.set(id, {
+        resolve,
+        output,
+        maxOutputBytes: request.limits.maxOutputBytes,
+        backstop,
+      });
       this.send({ type: "run", id, language, request });
       const cancel = () => this.send({ type: "cancel", id });
       if (signal?.aborted) cancel();
@@ -220,15 +226,14 @@ export class NativeHost {
 
   /** The RunHost a sandbox uses: its own jail, replaced (and the generation bumped) if it dies. */
   forSandbox(key: string, quotaBytes: number): RunHost {
-    const host = this;
     let generation = 0;
     const jail = (): Jail => {
-      if (host.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
-      const current = host.jails.get(key);
+      if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+      const current = this.jails.get(key);
       if (current && !current.jail.dead) return current.jail;
       if (current) generation++;
-      const fresh = new Jail(host.interpreters, quotaBytes);
-      host.jails.set(key, { jail: fresh, generation });
+      const fresh = new Jail(this.interpreters, quotaBytes);
+      this.jails.set(key, { jail: fresh, generation });
       return fresh;
     };
     return {
@@ -239,8 +244,8 @@ export class NativeHost {
       run: (_session, language, request, output, signal) =>
         jail().run(language, request, output, signal),
       dispose: () => {
-        const current = host.jails.get(key);
-        host.jails.delete(key);
+        const current = this.jails.get(key);
+        this.jails.delete(key);
         void current?.jail.close();
       },
     };

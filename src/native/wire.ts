@@ -23,17 +23,18 @@ export function encode(message: unknown): string {
 
 export function decode(line: string): unknown {
   return JSON.parse(line, (_key, value: unknown) => {
-    if (value && typeof value === "object" && typeof (value as { $b64?: unknown }).$b64 === "string")
+    if (
+      value &&
+      typeof value === "object" &&
+      typeof (value as { $b64?: unknown }).$b64 === "string"
+    )
       return new Uint8Array(Buffer.from((value as { $b64: string }).$b64, "base64"));
     return value;
   });
 }
 
 /** Calls `onLine` for every complete line arriving on `stream`. */
-export function readLines(
-  stream: NodeJS.ReadableStream,
-  onLine: (line: string) => void,
-): void {
+export function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
   let buffered = "";
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {

@@ -34,7 +34,9 @@ describe.runIf(process.platform === "linux")("T17 L3 engine host jail", () => {
   it("T17 L3 namespaces: none shared with the server", () => {
     const pid = hostPid(rt);
     for (const ns of ["user", "pid", "mnt", "net", "ipc", "uts", "cgroup"]) {
-      expect(readlinkSync(`/proc/${pid}/ns/${ns}`), ns).not.toBe(readlinkSync(`/proc/self/ns/${ns}`));
+      expect(readlinkSync(`/proc/${pid}/ns/${ns}`), ns).not.toBe(
+        readlinkSync(`/proc/self/ns/${ns}`),
+      );
     }
   });
 
