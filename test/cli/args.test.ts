@@ -90,7 +90,7 @@ describe("parseArgs", () => {
     expect(runtimeOptions(parseArgs(["serve", "--pool", "typescript=1"]).flags).pool).toEqual({
       typescript: 1,
     });
-    expect(() => parseArgs(["mcp", "--pool=ruby=1"])).toThrow(/unknown language "ruby"/);
+    expect(() => parseArgs(["mcp", "--pool=cobol=1"])).toThrow(/unknown language "cobol"/);
     expect(() => parseArgs(["mcp", "--pool=python"])).toThrow(UsageError);
     expect(() => parseArgs(["run", "--pool=python=1", "x.py"])).toThrow(/does not apply/);
   });
@@ -148,8 +148,10 @@ describe("languageOf", () => {
       "bash",
     ]);
     expect(languageOf("script", "python")).toBe("python");
-    expect(() => languageOf("a.rb", undefined)).toThrow(
-      /cannot tell the language of "a.rb".*pass --lang/,
+    expect(languageOf("a.rb", undefined)).toBe("ruby");
+    expect(languageOf("app.wasm", undefined)).toBe("wasm");
+    expect(() => languageOf("a.pl", undefined)).toThrow(
+      /cannot tell the language of "a.pl".*pass --lang/,
     );
     expect(() => languageOf(undefined, "cobol")).toThrow(
       /unsupported language "cobol"; supported: python, javascript/,

@@ -116,8 +116,8 @@ describe("bad input is an isError result, and the server carries on", () => {
   it("unsupported language", () =>
     refused(
       "create_run_close",
-      { code: "puts 1", language: "ruby" },
-      /expected one of .*"python".*"bash"/,
+      { code: "print 1", language: "perl" },
+      /expected one of .*"python".*"bash".*"ruby"/,
     ));
 
   it("a package no source has", () =>
