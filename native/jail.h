@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define MAX_BINDS 64
+#define MAX_BINDS 256
 #define MAX_KEEP_FDS 16
 
 /** The user and group every jailed process runs as, inside the jail. */
