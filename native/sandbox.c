@@ -217,16 +217,8 @@ static void build_root(const struct config *cfg, struct source *sources, int res
   CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make mounts private");
   CHECK(mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755"), "mount root");
   build_etc(root, result_fd);
-  for (int i = 0; i < cfg->nbinds; i++) {
-    const struct bind *b = &cfg->binds[i];
-    if (bind_into(root, b, &sources[i]) != 0) {
-      // Default binds that this host lacks (/lib32, /etc/alternatives...) are simply absent.
-      if (errno == ENOENT && !b->writable) continue;
-      char step[300];
-      snprintf(step, sizeof step, "bind %s", b->src);
-      setup_failed(result_fd, step, strerror(errno));
-    }
-  }
+  // /workspace and /tmp first: binds of host paths below /tmp (a project checked out there, a
+  // cache) must land on top of the jail's /tmp, not be hidden under it.
   snprintf(path, sizeof path, "%s/workspace", root);
   if (cfg->workspace_dir) {
     struct bind ws = {.src = cfg->workspace_dir, .dst = "/workspace", .writable = true};
@@ -238,6 +230,16 @@ static void build_root(const struct config *cfg, struct source *sources, int res
   }
   snprintf(path, sizeof path, "%s/tmp", root);
   CHECK(tmpfs(path, cfg->tmp_mb, "1777", MS_NODEV), "mount /tmp");
+  for (int i = 0; i < cfg->nbinds; i++) {
+    const struct bind *b = &cfg->binds[i];
+    if (bind_into(root, b, &sources[i]) != 0) {
+      // Default binds that this host lacks (/lib32, /etc/alternatives...) are simply absent.
+      if (errno == ENOENT && !b->writable) continue;
+      char step[300];
+      snprintf(step, sizeof step, "bind %s", b->src);
+      setup_failed(result_fd, step, strerror(errno));
+    }
+  }
   snprintf(path, sizeof path, "%s/proc", root);
   CHECK(mkdirs(path, 0555), "create /proc");
   CHECK(mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mount /proc");
