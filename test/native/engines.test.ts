@@ -17,6 +17,13 @@ const usable =
   existsSync(LAUNCHER) &&
   spawnSync(LAUNCHER, ["--probe"], { timeout: 10_000 }).status === 0;
 
+const CLI = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+const asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+const canRunAsNobody =
+  usable &&
+  process.getuid?.() === 0 &&
+  spawnSync("setpriv", [...asNobody, "test", "-r", CLI]).status === 0;
+
 /** Host processes whose command line contains `marker`. */
 function hostProcesses(marker: string): number[] {
   const found: number[] = [];
@@ -311,6 +318,39 @@ describe.runIf(usable)("native mode", () => {
     const alive = hostProcesses(agentMarker);
     expect(jail.filter((pid) => alive.includes(pid) && !isZombie(pid))).toEqual([]);
   });
+
+  // Needs root to switch users, and a checkout that user can read.
+  it.runIf(canRunAsNobody)(
+    "works for an unprivileged user too: polybox run --isolation=native as nobody",
+    () => {
+      const home = mkdtempSync(path.join(os.tmpdir(), "polybox-nobody-"));
+      spawnSync("chown", ["65534:65534", home]);
+      try {
+        const r = spawnSync(
+          "setpriv",
+          [
+            ...asNobody,
+            "env",
+            `HOME=${home}`,
+            `XDG_CACHE_HOME=${home}`,
+            process.execPath,
+            CLI,
+            "run",
+            "--isolation=native",
+            "--lang",
+            "python",
+            "-e",
+            "import os\nprint(os.getuid(), open('/proc/self/status').read().count('NoNewPrivs:\\t1'))",
+          ],
+          { encoding: "utf8", timeout: 60_000 },
+        );
+        expect(r.stdout).toBe("1000 1\n");
+        expect(r.status).toBe(0);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("refuses native sandboxes on a runtime made with isolation wasm", async () => {
     const wasm = await testRuntime({
