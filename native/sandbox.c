@@ -154,7 +154,7 @@ static int write_new(const char *path, const char *text) {
 static const char *DEVICES[] = {"null", "zero", "full", "random", "urandom"};
 
 /** /dev with the harmless character devices and the usual links, nothing else. */
-static void build_dev(const char *root, int result_fd) {
+static void build_dev(const char *root, bool writable_shm, int result_fd) {
   char path[4096], target[4096];
   snprintf(path, sizeof path, "%s/dev", root);
   CHECK(tmpfs(path, 1, "0755", 0), "mount /dev");
@@ -172,6 +172,7 @@ static void build_dev(const char *root, int result_fd) {
     snprintf(target, sizeof target, "%s/dev/%s", root, links[i][1]);
     CHECK(symlink(links[i][0], target), "link in /dev");
   }
+  if (!writable_shm) return;
   snprintf(path, sizeof path, "%s/dev/shm", root);
   CHECK(tmpfs(path, 16, "1777", MS_NODEV | MS_NOEXEC), "mount /dev/shm");
 }
@@ -229,7 +230,9 @@ static void build_root(const struct config *cfg, struct source *sources, int res
     CHECK(mkdirs(path, 0755), "create /workspace");
   }
   snprintf(path, sizeof path, "%s/tmp", root);
-  CHECK(tmpfs(path, cfg->tmp_mb, "1777", MS_NODEV), "mount /tmp");
+  // --tmp-mb 0: nothing writable at all (a tmpfs of size 0 would be unbounded, not empty).
+  if (cfg->tmp_mb > 0) CHECK(tmpfs(path, cfg->tmp_mb, "1777", MS_NODEV), "mount /tmp");
+  else CHECK(mkdirs(path, 0755), "create /tmp");
   for (int i = 0; i < cfg->nbinds; i++) {
     const struct bind *b = &cfg->binds[i];
     if (bind_into(root, b, &sources[i]) != 0) {
@@ -243,7 +246,7 @@ static void build_root(const struct config *cfg, struct source *sources, int res
   snprintf(path, sizeof path, "%s/proc", root);
   CHECK(mkdirs(path, 0555), "create /proc");
   CHECK(mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL), "mount /proc");
-  build_dev(root, result_fd);
+  build_dev(root, cfg->tmp_mb > 0, result_fd);
 
   // Swap roots and forget the old one entirely.
   snprintf(path, sizeof path, "%s/.old-root", root);

@@ -102,7 +102,7 @@ export function jailArgs(spec: JailSpec, command: string[]): string[] {
   const args: string[] = [];
   for (const p of spec.readOnly ?? []) args.push("--ro-bind", p);
   if (spec.workspaceMb) args.push("--workspace-mb", String(spec.workspaceMb));
-  if (spec.tmpMb) args.push("--tmp-mb", String(spec.tmpMb));
+  if (spec.tmpMb !== undefined) args.push("--tmp-mb", String(spec.tmpMb));
   if (spec.cwd) args.push("--cwd", spec.cwd);
   if (spec.processes) args.push("--nproc", String(spec.processes));
   if (spec.openFiles) args.push("--nofile", String(spec.openFiles));
@@ -135,7 +135,7 @@ export function polyboxReadPaths(): string[] {
 
 /**
  * L3 for the WASM engine host on Linux: the host process runs inside a jail with no network,
- * nothing writable but a small /tmp, and only polybox's own files and Node visible. The IPC
+ * nothing writable, and only polybox's own files and Node visible. The IPC
  * channel (fd 3) is the one descriptor passed in.
  */
 export function linuxJailWrapper(extraReadPaths: string[]): HostWrapper {
@@ -144,7 +144,9 @@ export function linuxJailWrapper(extraReadPaths: string[]): HostWrapper {
     jailArgs(
       {
         readOnly: [...nodeInstallPaths(), ...polyboxReadPaths(), ...extraReadPaths],
-        tmpMb: 16,
+        // Nothing writable: no /tmp, no /dev/shm (L2 forbids writes anyway; this is the wall
+        // behind it).
+        tmpMb: 0,
         cwd: "/tmp",
         // Node's threads count as processes: the pools, V8's and libuv's own.
         processes: 4096,
