@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPolyboxError, type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { buildWheel } from "../helpers/wheel.js";
 
 const LAUNCHER = path.resolve(import.meta.dirname, "../../native/build/polybox-jail");
 const usable =
@@ -351,6 +352,36 @@ describe.runIf(usable)("native mode", () => {
       }
     },
   );
+
+  it("installs Python packages the trusted side resolved, for that sandbox only", async () => {
+    const wheel = buildWheel(
+      "polybox-native-demo",
+      "1.0.0",
+      "polybox_native_demo",
+      "ANSWER = 42\n",
+    );
+    const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-wheels-"));
+    writeFileSync(path.join(dir, wheel.fileName), wheel.data);
+    const rt = await testRuntime({
+      isolation: "native",
+      pythonPackages: [dir],
+      cacheDir: mkdtempSync(path.join(os.tmpdir(), "polybox-cache-")),
+      pool: { python: 0, javascript: 0, bash: 0 },
+    });
+    try {
+      await using sb = await Sandbox.create({ runtime: rt });
+      expect(sb.engine).toBe("native");
+      expect(await sb.installPackages("polybox-native-demo")).toEqual(["polybox-native-demo"]);
+      const r = await sb.run("python", "import polybox_native_demo\npolybox_native_demo.ANSWER");
+      expect(r).toMatchObject({ status: "ok", value: "42" });
+      await using other = await Sandbox.create({ runtime: rt });
+      const missing = await other.run("python", "import polybox_native_demo");
+      expect(missing.stderr).toMatch(/ModuleNotFoundError/);
+    } finally {
+      await rt.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("refuses native sandboxes on a runtime made with isolation wasm", async () => {
     const wasm = await testRuntime({
