@@ -17,7 +17,7 @@ import type {
   HostStats,
   RunRequest,
 } from "../protocol/messages.js";
-import { validateHostEvent, validateResult } from "../protocol/validate.js";
+import { failedResult, validateHostEvent, validateResult } from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { engineHostNodeArgs } from "./permissions.js";
 
@@ -212,7 +212,7 @@ export class EngineHost {
       case "failed": {
         const f = this.inFlight.get(event.id);
         if (!f) break;
-        this.finish(event.id, hostFailure(`the engine could not run this code: ${event.message}`));
+        this.finish(event.id, failedResult(`the engine could not run this code: ${event.message}`));
         break;
       }
       case "pong":
@@ -263,7 +263,7 @@ export class EngineHost {
     for (const id of [...this.inFlight.keys()]) {
       this.finish(
         id,
-        hostFailure(
+        failedResult(
           `the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`,
         ),
       );
@@ -328,19 +328,4 @@ function descendant(pid: number, depth: number): number {
     }
   }
   return current;
-}
-
-function hostFailure(message: string): EngineResult {
-  return {
-    status: "error",
-    stdout: "",
-    stderr: "",
-    exitCode: 1,
-    value: null,
-    truncated: false,
-    message,
-    stateLost: true,
-    changes: { files: [], dirs: [], removed: [] },
-    displays: [],
-  };
 }

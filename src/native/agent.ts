@@ -284,6 +284,7 @@ function interpreterFor(kind: Kind, memoryMb: number): Interpreter {
 function killStrays(): void {
   const keep = new Set([process.pid, 1]);
   for (const i of interpreters.values()) if (i.proc.pid && !i.exited) keep.add(i.proc.pid);
+  const killed = new Set<number>();
   for (let pass = 0; pass < 20; pass++) {
     let found = 0;
     for (const name of readdirSync("/proc")) {
@@ -291,13 +292,18 @@ function killStrays(): void {
       if (!Number.isInteger(pid) || keep.has(pid) || isZombie(pid)) continue;
       try {
         process.kill(pid, "SIGKILL");
+        killed.add(pid);
         found++;
       } catch {
         // Gone already.
       }
     }
-    if (found === 0) return;
+    if (found === 0) break;
   }
+  // SIGKILL takes effect asynchronously: wait (briefly) until they are really gone.
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 250 && [...killed].some((pid) => !isZombie(pid)); i++)
+    Atomics.wait(pause, 0, 0, 2);
 }
 
 function isZombie(pid: number): boolean {

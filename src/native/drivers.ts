@@ -63,11 +63,7 @@ def _serve():
         try:
             for wheel in request.get("wheels", []):
                 _install_wheel(wheel)
-            result = _run_cell(request["code"])
-            if result is not None:
-                value = repr(result)
-                if len(value) > _MAX_VALUE:
-                    value = value[:_MAX_VALUE] + "... [value truncated]"
+            value = _value_text(_run_cell(request["code"]))
         except SystemExit as e:
             exit_code = _system_exit_code(e)
         except MemoryError as e:

@@ -19,7 +19,7 @@ import {
   polyboxReadPaths,
 } from "../jail/launcher.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
-import { validateResult } from "../protocol/validate.js";
+import { failedResult, validateResult } from "../protocol/validate.js";
 import { decode, encode, type FromAgent, readLines, type ToAgent } from "./wire.js";
 
 const AGENT_MAIN = path.join(DIST_DIR, "native", "agent.js");
@@ -48,21 +48,6 @@ interface InFlight {
   output: Output;
   maxOutputBytes: number;
   backstop: NodeJS.Timeout;
-}
-
-function failure(message: string): EngineResult {
-  return {
-    status: "error",
-    stdout: "",
-    stderr: "",
-    exitCode: 1,
-    value: null,
-    truncated: false,
-    message,
-    stateLost: true,
-    changes: { files: [], dirs: [], removed: [] },
-    displays: [],
-  };
 }
 
 /** A host path as the jail must see it: real (links resolved), and its directory bound in. */
@@ -128,7 +113,7 @@ class Jail {
         this.dead = why;
         reject(new PolyboxError("ENGINE_FAILED", `cannot start a native jail: ${why}`));
         for (const id of [...this.inFlight.keys()])
-          this.finish(id, failure(`the native jail ended during the run: ${why}`));
+          this.finish(id, failedResult(`the native jail ended during the run: ${why}`));
       });
     });
     this.ready.catch(() => undefined);
@@ -145,12 +130,12 @@ class Jail {
     signal?: AbortSignal,
   ): Promise<EngineResult> {
     await this.ready;
-    if (this.dead) return failure(`the native jail is gone: ${this.dead}`);
+    if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
     const id = this.nextId++;
     return new Promise((resolve) => {
       const backstop = setTimeout(() => {
         this.kill();
-        this.finish(id, failure("the native jail stopped answering and was killed"));
+        this.finish(id, failedResult("the native jail stopped answering and was killed"));
       }, request.limits.timeoutMs + BACKSTOP_MS);
       this.inFlight.set(id, {
         resolve,

@@ -103,20 +103,29 @@ function capText(text: string, maxBytes: number): { text: string; cut: boolean }
   };
 }
 
-/** Checks a run result and enforces the output cap again on this side. */
-export function validateResult(raw: unknown, maxOutputBytes: number): EngineResult {
-  const bad = (why: string): EngineResult => ({
+/**
+ * The result of a run that the engine side could not deliver (it died, stopped answering, or sent
+ * something invalid): an error whose message says what happened, with the interpreter's state gone.
+ */
+export function failedResult(message: string): EngineResult {
+  return {
     status: "error",
     stdout: "",
     stderr: "",
     exitCode: 1,
     value: null,
     truncated: false,
-    message: `the engine sent an invalid result (${why}); it was discarded`,
+    message,
     stateLost: true,
     changes: { files: [], dirs: [], removed: [] },
     displays: [],
-  });
+  };
+}
+
+/** Checks a run result and enforces the output cap again on this side. */
+export function validateResult(raw: unknown, maxOutputBytes: number): EngineResult {
+  const bad = (why: string): EngineResult =>
+    failedResult(`the engine sent an invalid result (${why}); it was discarded`);
   if (!isObject(raw)) return bad("not an object");
   const { status, stdout, stderr, exitCode, value, truncated, message, stateLost } = raw;
   if (!isString(status) || !STATUSES.has(status as EngineStatus)) return bad("unknown status");

@@ -76,6 +76,12 @@ def _user_traceback(e):
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
+def _value_text(result):
+    if result is None:
+        return None
+    value = repr(result)
+    return value if len(value) <= _MAX_VALUE else value[:_MAX_VALUE] + "... [value truncated]"
+
 def _system_exit_code(e):
     if e.code is None:
         return 0
@@ -85,7 +91,7 @@ def _system_exit_code(e):
     return 1
 `;
 
-export const RUNNER_SOURCE = String.raw`${PYTHON_COMMON}
+export const RUNNER_SOURCE = `${PYTHON_COMMON}
 from pyodide.code import eval_code_async as _eval_code_async
 
 def _install_wheel(file_name, data, install_dir):
@@ -120,11 +126,7 @@ async def _polybox_run(code, env_json, sink):
     value = None
     exit_code = 0
     try:
-        result = await _eval_code_async(code, _user_globals, filename="<exec>")
-        if result is not None:
-            value = repr(result)
-            if len(value) > _MAX_VALUE:
-                value = value[:_MAX_VALUE] + "... [value truncated]"
+        value = _value_text(await _eval_code_async(code, _user_globals, filename="<exec>"))
     except SystemExit as e:
         exit_code = _system_exit_code(e)
     except BaseException as e:
