@@ -57,6 +57,7 @@ struct config {
 struct outcome {
   int exit_code; /* -1 when killed by a signal */
   int signal;    /* 0 when it exited */
+  long cpu_ms;   /* the command's CPU time, user and system */
   char error[200];
 };
 

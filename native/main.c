@@ -183,12 +183,14 @@ static const char *signal_name(int sig) {
 
 /** Which limit ended the run, from what the launcher and the kernel saw. */
 static const char *limit_of(bool timed_out, bool terminated, const struct outcome *out,
-                            const struct cgroup *cg) {
+                            const struct cgroup *cg, long cpu_seconds) {
   if (timed_out) return "timeout";
   if (terminated) return "terminated";
   const char *cgroup = cgroup_verdict(cg);
   if (cgroup) return cgroup;
   if (out->signal == SIGXCPU) return "cpu";
+  // Past the hard limit (a guest that ignores SIGXCPU) the kernel sends SIGKILL instead.
+  if (out->signal == SIGKILL && cpu_seconds > 0 && out->cpu_ms >= cpu_seconds * 1000) return "cpu";
   if (out->signal == SIGXFSZ) return "file_size";
   return NULL;
 }
@@ -228,9 +230,9 @@ int main(int argc, char **argv) {
   sigaddset(&set, SIGHUP);
   sigprocmask(SIG_BLOCK, &set, NULL);
 
-  const char *tmp = "/tmp";
-  snprintf(cfg.root, sizeof cfg.root, "%s/polybox-jail-XXXXXX", tmp);
-  if (!mkdtemp(cfg.root)) die("mkdtemp");
+  // The new root is a tmpfs mounted over /tmp inside the jail's own mount namespace: the host
+  // sees nothing, and nothing is left behind however the launcher ends.
+  snprintf(cfg.root, sizeof cfg.root, "/tmp");
 
   struct cgroup cg = {.active = false, .reason = "no cgroup limits asked for"};
   if (cfg.memory_mb || cfg.pids) cgroup_create(&cg, cfg.memory_mb, cfg.pids);
@@ -247,7 +249,6 @@ int main(int argc, char **argv) {
   pid_t init = clone(child_main, stack + stack_size, flags, &args);
   if (init < 0) {
     int err = errno;
-    rmdir(cfg.root);
     fail_with("clone (are unprivileged user namespaces allowed?)", err);
   }
   close(sync_pipe[0]);
@@ -256,7 +257,6 @@ int main(int argc, char **argv) {
     int err = errno;
     kill(init, SIGKILL);
     waitpid(init, NULL, 0);
-    rmdir(cfg.root);
     fail_with("set up the user namespace", err);
   }
   // The write end stays open until the launcher exits: init watches it to learn of our death.
@@ -296,9 +296,8 @@ int main(int argc, char **argv) {
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       out = (struct outcome){.exit_code = WEXITSTATUS(status), .signal = 0, .error = ""};
   }
-  const char *limit = limit_of(timed_out, terminated, &out, &cg);
+  const char *limit = limit_of(timed_out, terminated, &out, &cg, cfg.limits.cpu_seconds);
   cgroup_destroy(&cg);
-  rmdir(cfg.root);
   report(&cfg, &out, limit, &cg, wall);
   if (out.error[0]) {
     fprintf(stderr, "polybox-jail: %s\n", out.error);

@@ -289,6 +289,8 @@ static int set_limit(int resource, long value, long scale) {
   if (value <= 0) return 0;
   struct rlimit rl = {.rlim_cur = (rlim_t)value * (rlim_t)scale,
                       .rlim_max = (rlim_t)value * (rlim_t)scale};
+  // CPU: SIGXCPU at the soft limit, so the status can name the limit; SIGKILL a second later.
+  if (resource == RLIMIT_CPU) rl.rlim_max = rl.rlim_cur + 1;
   return setrlimit(resource, &rl);
 }
 
@@ -324,7 +326,15 @@ static void close_others(const struct config *cfg) {
   closedir(dir);
 }
 
+/** The launcher blocks signals for its own wait loop; nothing jailed may inherit that. */
+static void unblock_signals(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 static void run_command(const struct config *cfg, int result_fd) {
+  unblock_signals();
   CHECK(setsid() < 0 ? -1 : 0, "setsid");
   CHECK(become_jail_user(cfg->host_root), "drop privileges");
   CHECK(apply_limits(&cfg->limits), "set rlimits");
@@ -385,13 +395,16 @@ int jail_init(const struct config *cfg, int sync_fd, int result_fd) {
     dup2(devnull, 2);
   }
 
-  struct outcome out = {.exit_code = -1, .signal = 0, .error = ""};
+  struct outcome out = {.exit_code = -1, .signal = 0, .cpu_ms = 0, .error = ""};
   for (;;) {
     int status;
-    pid_t pid = waitpid(-1, &status, 0);
+    struct rusage usage;
+    pid_t pid = wait4(-1, &status, 0, &usage);
     if (pid < 0 && errno == EINTR) continue;
     if (pid < 0) break;
     if (pid != child) continue;
+    out.cpu_ms = (long)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+                 (long)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
     if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) out.signal = WTERMSIG(status);
     break;
