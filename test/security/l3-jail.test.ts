@@ -1,4 +1,4 @@
-// T17 the OS jail (L3) around the WASM engine host on Linux: checked from outside, through /proc,
+// T18 the OS jail (L3) around the WASM engine host on Linux: checked from outside, through /proc,
 // the way the server starts it by default. The host runs in its own user, pid, mount, network,
 // ipc and uts namespaces, with no capabilities, no_new_privs and the seccomp filter, as a user
 // that is not the server's, and sees none of the host's files but its own assets.
@@ -26,12 +26,12 @@ const status = (pid: number) => readFileSync(`/proc/${pid}/status`, "utf8");
 const field = (text: string, name: string) =>
   new RegExp(`^${name}:\\s+(.*)$`, "m").exec(text)?.[1]?.trim();
 
-describe.runIf(process.platform === "linux")("T17 L3 engine host jail", () => {
-  it("T17 L3 is on by default where the launcher works", () => {
+describe.runIf(process.platform === "linux")("T18 L3 engine host jail", () => {
+  it("T18 L3 is on by default where the launcher works", () => {
     expect(rt.osJail?.active, rt.osJail?.detail).toBe(true);
   });
 
-  it("T17 L3 namespaces: none shared with the server", () => {
+  it("T18 L3 namespaces: none shared with the server", () => {
     const pid = hostPid(rt);
     for (const ns of ["user", "pid", "mnt", "net", "ipc", "uts", "cgroup"]) {
       expect(readlinkSync(`/proc/${pid}/ns/${ns}`), ns).not.toBe(
@@ -40,7 +40,7 @@ describe.runIf(process.platform === "linux")("T17 L3 engine host jail", () => {
     }
   });
 
-  it("T17 L3 privileges: no capabilities, no_new_privs, seccomp filter, not the server's user", () => {
+  it("T18 L3 privileges: no capabilities, no_new_privs, seccomp filter, not the server's user", () => {
     const text = status(hostPid(rt));
     for (const set of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]) {
       expect(field(text, set), set).toBe("0000000000000000");
@@ -52,7 +52,7 @@ describe.runIf(process.platform === "linux")("T17 L3 engine host jail", () => {
     else expect(uid).toBe(String(process.getuid?.()));
   });
 
-  it("T17 L3 file system: the host's root is not the jail's", () => {
+  it("T18 L3 file system: the host's root is not the jail's", () => {
     const pid = hostPid(rt);
     // The jail's root is a private tmpfs: /proc/<pid>/root/etc holds the jail's own passwd.
     const passwd = readFileSync(`/proc/${pid}/root/etc/passwd`, "utf8");
@@ -61,7 +61,7 @@ describe.runIf(process.platform === "linux")("T17 L3 engine host jail", () => {
     expect(() => readFileSync(`/proc/${pid}/root/etc/shadow`)).toThrow(/ENOENT/);
   });
 
-  it("T17 L3 every engine still runs inside the jail", async () => {
+  it("T18 L3 every engine still runs inside the jail", async () => {
     const sb = await newSandbox(rt);
     for (const [language, code] of [
       ["python", "print(6 * 7)"],
