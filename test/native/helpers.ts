@@ -70,8 +70,9 @@ function argvFor(
   flags: string[],
   command: string[],
   wrap: string[] = [],
+  launcher = LAUNCHER,
 ): [string, string[]] {
-  const argv = [...wrap, ...mode.prefix, LAUNCHER, "--status-fd", "3", ...flags, "--", ...command];
+  const argv = [...wrap, ...mode.prefix, launcher, "--status-fd", "3", ...flags, "--", ...command];
   return [argv[0]!, argv.slice(1)];
 }
 
@@ -133,8 +134,9 @@ export function startJail(
   flags: string[],
   command: string[],
   wrap: string[] = [],
+  launcher = LAUNCHER,
 ): LiveJail {
-  const [file, args] = argvFor(mode, flags, command, wrap);
+  const [file, args] = argvFor(mode, flags, command, wrap, launcher);
   const started = Date.now();
   const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe", "pipe"] });
   const chunks: Record<number, string> = { 1: "", 2: "", 3: "" };

@@ -25,7 +25,7 @@ import {
 import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   BASH,
   hostProcesses,
@@ -1009,13 +1009,20 @@ if os.fork() == 0:
             hostTmp,
           ];
           const leftovers = () => readdirSync(hostTmp);
+          // The private /tmp hides a checkout that lives under /tmp: run a copy kept elsewhere.
+          const copyDir = mkdtempSync("/var/tmp/polybox-launcher-");
+          chmodSync(copyDir, 0o755);
+          const launcher = path.join(copyDir, "polybox-jail");
+          copyFileSync(LAUNCHER, launcher);
+          chmodSync(launcher, 0o755);
+          onTestFinished(() => rmSync(copyDir, { recursive: true, force: true }));
 
-          const clean = startJail(mode, [], ["/bin/true"], wrap);
+          const clean = startJail(mode, [], ["/bin/true"], wrap, launcher);
           expectStatus(await clean.done, { exitCode: 0 });
           expect(leftovers()).toEqual([]);
 
           const t = tag("pdeath-tmp");
-          const live = startJail(mode, [], [BASH, "-c", "sleep 100; true", t], wrap);
+          const live = startJail(mode, [], [BASH, "-c", "sleep 100; true", t], wrap, launcher);
           expect(await waitFor(() => hostProcesses(t).length >= 3, 3000)).toBe(true);
           expect(leftovers()).toEqual([]);
           live.child.kill("SIGKILL");
