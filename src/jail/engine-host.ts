@@ -154,7 +154,11 @@ export class EngineHost {
       // Nothing of the server's environment. One constant: glibc gives every thread its own
       // malloc arena, and with workers coming and going that held the host at ~1 GiB RSS and
       // climbing where two arenas keep it near 400 MiB (measured over 600 mixed runs).
-      env: { MALLOC_ARENA_MAX: "2" },
+      env: {
+        MALLOC_ARENA_MAX: "2",
+        // Inside the Linux jail io_uring calls are fatal (seccomp kills them): keep libuv off them.
+        ...(this.config.wrapDepth ? { UV_USE_IO_URING: "0" } : {}),
+      },
       stdio: ["ignore", "ignore", "pipe", "ipc"],
       serialization: "advanced",
     });
