@@ -4,6 +4,7 @@
 import os from "node:os";
 import type { EngineLanguage } from "../protocol/messages.js";
 import type { Limits } from "./limits.js";
+import type { LogFn } from "./log.js";
 import type { Permissions } from "./types.js";
 
 export type PoolSizes = Record<EngineLanguage, number>;
@@ -11,27 +12,33 @@ export type PoolSizes = Record<EngineLanguage, number>;
 /** Turns the engine host's command line into the one actually spawned (e.g. under a jail). */
 export type HostWrapper = (command: string, args: string[], tmpDir: string) => [string, string[]];
 
+/** One engine host process: what it boots ahead of its first run, and how it is started. */
 export interface EngineHostConfig {
   /** How many processes the wrapper puts between us and the engine host (the launcher: 2). */
   wrapDepth?: number;
-  pool: PoolSizes;
-  poolPolicy: { budgetMb: number; idleShrinkMs: number };
+  /** Interpreters the host boots before it reports ready (the language its tenant runs first). */
+  pool: Partial<PoolSizes>;
   memoryMb: number;
   pythonSnapshot: string | null;
   wrap: HostWrapper;
+  log?: LogFn;
 }
 
-/** Warm interpreters kept per language: enough for a burst, sized by cores and memory. */
+/**
+ * Warm engine hosts kept per language (each one process with one interpreter of that language
+ * booted), so that a new sandbox or one-shot run starts at once: enough for a burst, sized by
+ * cores and memory. Ruby and `wasm` start cold by default (a host boots them on demand).
+ */
 export function defaultPoolSizes(): PoolSizes {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const bigMachine = os.totalmem() >= 8 * 1024 ** 3;
   return {
     python: bigMachine ? Math.min(2, Math.max(1, Math.floor(cores / 2))) : 1,
-    javascript: Math.min(4, Math.max(2, cores)),
+    javascript: Math.min(4, Math.max(2, Math.floor(cores / 2) + 1)),
     typescript: 1,
     bash: Math.min(2, Math.max(1, Math.floor(cores / 2))),
-    ruby: 1,
-    wasm: 1,
+    ruby: 0,
+    wasm: 0,
   };
 }
 
@@ -60,11 +67,14 @@ export interface RuntimeOptions {
   /** Ceilings a sandbox or run may ask for (DEFAULT_MAX_LIMITS when omitted). */
   maxLimits?: Partial<Limits>;
   permissions?: Permissions;
+  /** Warm engine hosts per language (see `defaultPoolSizes`). */
   pool?: Partial<PoolSizes>;
-  /** Memory the warm pools may use, estimated per interpreter (default 1024 MiB). */
+  /** Memory the warm hosts may use, estimated per host (default 1024 MiB). */
   poolBudgetMb?: number;
-  /** After this long without a run, pools shrink to one interpreter per language (default 10 min). */
+  /** After this long without a new tenant, warm hosts shrink to one per language (default 10 min). */
   poolIdleShrinkMs?: number;
+  /** Where polybox's own diagnostics go (default: stderr). The library never prints otherwise. */
+  log?: LogFn;
   /** Boot Python from a cached memory snapshot (default true). */
   pythonSnapshot?: boolean;
   /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */

@@ -1,10 +1,9 @@
-// Trusted side: a Runtime is one engine host process (with its warm pools) and the policy that
+// Trusted side: a Runtime is a fleet of engine host processes (one per tenant, and warm ones) and the policy that
 // applies to every sandbox using it: default limits, ceilings, permissions. Most programs need
 // one; `Sandbox.create()` without a runtime uses a shared default that starts on first use and
 // does not keep the program alive when idle.
 
-import type { EngineHost as EngineHostType } from "../jail/engine-host.js";
-import { EngineHost } from "../jail/engine-host.js";
+import { HostFleet } from "../jail/fleet.js";
 import { launcherReport, linuxJailWrapper } from "../jail/launcher.js";
 import type { OsJailStatus } from "../jail/layers.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
@@ -19,6 +18,7 @@ import {
 } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
+import { type LogFn, stderrLog } from "./log.js";
 import { PackageResolver } from "./packages.js";
 import type { Permissions } from "./types.js";
 
@@ -27,8 +27,10 @@ export class Runtime {
   readonly maxLimits: Readonly<Limits>;
   readonly permissions: Readonly<Required<Permissions>>;
   readonly pool: Readonly<PoolSizes>;
+  /** @internal The engine host processes, one per tenant, and the warm ones. */
+  readonly fleet: HostFleet;
   /** @internal */
-  readonly host: EngineHostType;
+  readonly log: LogFn;
   /** @internal */
   readonly packages: PackageResolver;
   /** Which engines this runtime offers (see `Isolation`). */
@@ -75,28 +77,32 @@ export class Runtime {
           }
         : undefined;
     this.nativeOptions = { interpreters: options.nativeInterpreters ?? {} };
-    this.host = new EngineHost({
-      wrapDepth: jailHost ? 2 : 0,
-      pool: this.pool,
-      poolPolicy: {
+    this.log = options.log ?? stderrLog;
+    this.fleet = new HostFleet(
+      {
+        wrapDepth: jailHost ? 2 : 0,
+        memoryMb: this.limits.memoryMb,
+        pythonSnapshot: snapshot,
+        wrap: jailHost
+          ? linuxJailWrapper(snapshot ? [snapshot] : [])
+          : sandboxExecAvailable()
+            ? sandboxExecWrapper
+            : (command, args) => [command, args],
+        log: this.log,
+      },
+      this.pool,
+      {
         budgetMb: options.poolBudgetMb ?? 1024,
         idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000,
       },
-      memoryMb: this.limits.memoryMb,
-      pythonSnapshot: snapshot,
-      wrap: jailHost
-        ? linuxJailWrapper(snapshot ? [snapshot] : [])
-        : sandboxExecAvailable()
-          ? sandboxExecWrapper
-          : (command, args) => [command, args],
-    });
+    );
   }
 
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     const snapshot = options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir);
     const runtime = new Runtime(options, snapshot, cacheDir);
-    await runtime.host.start();
+    runtime.fleet.start();
     return runtime;
   }
 
@@ -116,7 +122,7 @@ export class Runtime {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.closers].map((c) => c()));
-    await Promise.all([this.host.close(), this.nativeHost?.close()]);
+    await Promise.all([this.fleet.close(), this.nativeHost?.close()]);
   }
 
   /** @internal The native engines (one jail per sandbox), started on first use. */

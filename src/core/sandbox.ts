@@ -4,7 +4,6 @@
 // engine host sees it.
 
 import { randomUUID } from "node:crypto";
-import type { RunHost } from "../native/host.js";
 import {
   type EngineLanguage,
   type EngineResult,
@@ -16,6 +15,7 @@ import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from
 import { normalizeName, type Wheel } from "./packages.js";
 import { inlineDependencies, packageNames } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
+import type { RunHost } from "./run-host.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
 import {
   type FileInfo,
@@ -141,10 +141,11 @@ export class Sandbox {
     this.engine = engine ?? (runtime.isolation === "native" ? "native" : "wasm");
     if (this.engine !== "wasm" && this.engine !== "native")
       throw new PolyboxError("INVALID_ARGUMENT", `engine must be "wasm" or "native"`);
+    // Every sandbox has a process of its own: its engine host, or its native jail.
     this.host =
       this.engine === "native"
         ? runtime.native.forSandbox(this.id, limits.workspaceQuotaBytes)
-        : runtime.host;
+        : runtime.fleet.forTenant();
     this.workspace = new Workspace(limits.workspaceQuotaBytes);
     this.files = new SandboxFiles(this);
     this.hostGeneration = this.host.generation;
@@ -323,7 +324,7 @@ export class Sandbox {
       }
     }
     const host = this.host;
-    await host.start();
+    await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
@@ -460,6 +461,11 @@ export class Sandbox {
     return this.closed;
   }
 
+  /** @internal The pid of the process that runs this sandbox's code, once it has one. */
+  get hostPid(): number | null {
+    return this.host.pid ?? null;
+  }
+
   info(): SandboxInfo {
     return {
       id: this.id,
@@ -481,6 +487,7 @@ export class Sandbox {
     this.untrack();
     for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
     await this.queue;
+    await this.host.close?.();
     await this.workspace.destroy();
   }
 

@@ -5,6 +5,7 @@
 import { Worker } from "node:worker_threads";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../protocol/messages.js";
+import { validateResult } from "../protocol/validate.js";
 
 /** How long past its deadline an engine may take to report a timeout itself before it is killed. */
 const DEADLINE_GRACE_MS = 100;
@@ -14,7 +15,11 @@ const DEADLINE_GRACE_MS = 100;
  */
 const BUSY_WHILE_IDLE_CHECKS = 4;
 const BUSY_CHECK_MS = 250;
-const BUSY_THRESHOLD = 0.5;
+/**
+ * An idle worker's event loop is idle: nothing of a finished run may keep running. A guest that
+ * works in bursts (an `Atomics.waitAsync` loop at 40% duty) must not slip under the bar.
+ */
+const BUSY_THRESHOLD = 0.05;
 const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
@@ -25,6 +30,8 @@ interface Pending {
   output: Output;
   timer: NodeJS.Timeout;
   request: RunRequest;
+  /** What the run printed so far (up to its cap): kept for a result the worker never sends. */
+  seen: { stdout: string; stderr: string };
 }
 
 const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
@@ -91,30 +98,8 @@ export class Interpreter {
         () => this.kill("timeout"),
         request.limits.timeoutMs + DEADLINE_GRACE_MS,
       );
-      this.pending = { id, resolve, output, timer, request };
+      this.pending = { id, resolve, output, timer, request, seen: { stdout: "", stderr: "" } };
       this.worker.postMessage({ type: "run", id, request });
-    });
-  }
-
-  /**
-   * Replaces the interpreter inside this worker with a brand-new one (engines that support it),
-   * so the worker can go back to the pool. Resolves false if it could not; then dispose it.
-   */
-  recycle(): Promise<boolean> {
-    if (this.dead || this.pending) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const onMessage = (message: FromWorker) => {
-        if (message.type !== "reset-done") return;
-        this.worker.off("message", onMessage);
-        clearTimeout(guard);
-        resolve(message.ok && !this.dead);
-      };
-      const guard = setTimeout(() => {
-        this.worker.off("message", onMessage);
-        resolve(false);
-      }, 5_000);
-      this.worker.on("message", onMessage);
-      this.worker.postMessage({ type: "reset" });
     });
   }
 
@@ -132,9 +117,16 @@ export class Interpreter {
   private onMessage(message: FromWorker): void {
     const p = this.pending;
     if (!p || !("id" in message) || message.id !== p.id) return;
-    if (message.type === "output") p.output(message.stream, message.text);
-    else if (message.type === "result") {
-      this.settle(message.result);
+    if (message.type === "output") {
+      // The worker's realm may be the guest's: forward no more than the run may print.
+      const room = p.request.limits.maxOutputBytes - p.seen[message.stream].length;
+      if (room <= 0 || typeof message.text !== "string") return;
+      const text = message.text.length > room ? message.text.slice(0, room) : message.text;
+      p.seen[message.stream] += text;
+      p.output(message.stream, text);
+    } else if (message.type === "result") {
+      // Bounded here, before it crosses to the server: the worker's realm may be the guest's.
+      this.settle(validateResult(message.result, p.request.limits));
       // A worker that reports its state lost (it went over memory) is ending itself: retire it
       // now so that no further run is handed to it.
       if (message.result.stateLost) this.dispose();
@@ -185,7 +177,7 @@ export class Interpreter {
       status === "timeout"
         ? limitMessage("timeout", p.request.limits, "the interpreter was killed")!
         : "cancelled; the interpreter was killed";
-    this.settle(this.failure(status, message, status === "timeout" ? 124 : 130));
+    this.settle(this.failure(status, message, status === "timeout" ? 124 : 130, p.seen));
     this.dispose();
   }
 
@@ -195,17 +187,23 @@ export class Interpreter {
     if (!p) return;
     if (this.exitReason === "memory") {
       const message = limitMessage("memory_limit", p.request.limits, "the interpreter was killed")!;
-      this.settle(this.failure("memory_limit", message, 137));
+      this.settle(this.failure("memory_limit", message, 137, p.seen));
     } else {
-      this.settle(this.failure("error", "the interpreter crashed and was replaced", 1));
+      this.settle(this.failure("error", "the interpreter crashed and was replaced", 1, p.seen));
     }
   }
 
-  private failure(status: EngineResult["status"], message: string, exitCode: number): EngineResult {
+  /** A result the worker could not give: whatever it printed before it ended is kept. */
+  private failure(
+    status: EngineResult["status"],
+    message: string,
+    exitCode: number,
+    seen = { stdout: "", stderr: "" },
+  ): EngineResult {
     return {
       status,
-      stdout: "",
-      stderr: "",
+      stdout: seen.stdout,
+      stderr: seen.stderr,
       exitCode,
       value: null,
       truncated: false,

@@ -12,6 +12,7 @@ import { PolyboxError } from "../core/errors.js";
 import type {
   EngineLanguage,
   EngineResult,
+  HostConfig,
   HostEvent,
   HostRequest,
   HostStats,
@@ -20,6 +21,22 @@ import type {
 import { failedResult, validateHostEvent, validateResult } from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { engineHostNodeArgs } from "./permissions.js";
+
+/** Every engine host's temp dir starts with this; `sweepStaleHostDirs` knows it. */
+export const TMP_PREFIX = "polybox-host-";
+
+const toRemoveOnExit = new Set<string>();
+let exitHook = false;
+
+/** One `exit` listener for every host of this process, however many there are. */
+function removeOnExit(dir: string): void {
+  toRemoveOnExit.add(dir);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const d of toRemoveOnExit) rmSync(d, { recursive: true, force: true });
+  });
+}
 
 const PING_EVERY_MS = 2_000;
 const PING_TIMEOUT_MS = 10_000;
@@ -32,8 +49,18 @@ interface InFlight {
   resolve: (result: EngineResult) => void;
   output: Output;
   maxOutputBytes: number;
+  limits: RunRequest["limits"];
+  /** Characters of live output accepted so far, per stream (the host may be the guest's). */
+  printed: { stdout: number; stderr: number };
   backstop: NodeJS.Timeout;
+  /** Removes what the run added to the caller's AbortSignal. */
+  detach: () => void;
 }
+
+/** How long `stats()` waits for the host to answer. */
+const STATS_TIMEOUT_MS = 5_000;
+/** Bytes of the host's own stderr passed on to the server's log per host process. */
+const MAX_HOST_STDERR_BYTES = 64 * 1024;
 
 export class EngineHost {
   private child: ChildProcess | null = null;
@@ -66,21 +93,23 @@ export class EngineHost {
     const child = await this.ensure();
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
+      // Armed before the request leaves: a host that never answers still ends the run.
       const backstop = setTimeout(() => this.onOverdue(id), request.limits.timeoutMs + BACKSTOP_MS);
+      const cancel = () => this.send(child, { type: "cancel", id });
       this.inFlight.set(id, {
         resolve,
         output,
         maxOutputBytes: request.limits.maxOutputBytes,
+        limits: request.limits,
+        printed: { stdout: 0, stderr: 0 },
         backstop,
+        detach: () => signal?.removeEventListener("abort", cancel),
       });
       this.ref();
       this.send(child, { type: "run", id, session, language, request });
       // An abort may already have happened during the caller's own awaits; it still counts.
-      if (signal?.aborted) this.send(child, { type: "cancel", id });
-      else
-        signal?.addEventListener("abort", () => this.send(child, { type: "cancel", id }), {
-          once: true,
-        });
+      if (signal?.aborted) cancel();
+      else signal?.addEventListener("abort", cancel, { once: true });
     });
   }
 
@@ -91,12 +120,18 @@ export class EngineHost {
   async stats(): Promise<HostStats & { pid: number }> {
     const child = await this.ensure();
     const id = this.nextId++;
+    let timer: NodeJS.Timeout | undefined;
     const event = await new Promise<HostEvent>((resolve) => {
       this.waiters.set(id, resolve);
+      timer = setTimeout(() => {
+        this.waiters.delete(id);
+        resolve({ type: "log", level: "error", message: "no answer" });
+      }, STATS_TIMEOUT_MS);
       this.send(child, { type: "stats", id });
     });
+    clearTimeout(timer);
     if (event.type !== "stats")
-      throw new PolyboxError("PROTOCOL_ERROR", "engine host sent no stats");
+      throw new PolyboxError("PROTOCOL_ERROR", "the engine host sent no stats");
     return { ...event.stats, pid: child.pid ?? -1 };
   }
 
@@ -129,12 +164,11 @@ export class EngineHost {
   }
 
   private spawnHost(): Promise<ChildProcess> {
-    this.tmpDir = mkdtempSync(path.join(os.tmpdir(), "polybox-host-"));
+    this.tmpDir = mkdtempSync(path.join(os.tmpdir(), TMP_PREFIX));
     // A program that exits without closing its runtime still leaves no temp dir behind.
-    process.once("exit", this.cleanupOnExit);
-    const hostConfig = {
+    removeOnExit(this.tmpDir);
+    const hostConfig: HostConfig = {
       pool: this.config.pool,
-      poolPolicy: this.config.poolPolicy,
       memoryMb: this.config.memoryMb,
       pyodideDir: PYODIDE_DIR,
       quickjsWasm: QUICKJS_WASM,
@@ -164,9 +198,14 @@ export class EngineHost {
     });
     this.child = child;
     this.generation++;
-    child.stderr?.on("data", (chunk: Buffer) =>
-      process.stderr.write(`[polybox engine host] ${chunk}`),
-    );
+    // The host's stderr is guest-reachable text: capped, and marked as such in the log.
+    let stderrBudget = MAX_HOST_STDERR_BYTES;
+    child.stderr?.on("data", (chunk: Buffer) => {
+      if (stderrBudget <= 0) return;
+      const text = chunk.subarray(0, stderrBudget).toString("utf8");
+      stderrBudget -= chunk.length;
+      this.config.log?.("warn", "engine host stderr (untrusted)", text);
+    });
     return new Promise((resolve, reject) => {
       child.once("error", (error) =>
         reject(
@@ -178,7 +217,7 @@ export class EngineHost {
       child.on("message", (raw: unknown) => {
         const event = validateHostEvent(raw);
         if (!event) {
-          process.stderr.write("polybox: dropped a malformed message from the engine host\n");
+          this.config.log?.("warn", "dropped a malformed message from the engine host");
           return;
         }
         if (event.type === "ready") {
@@ -203,13 +242,20 @@ export class EngineHost {
   private onEvent(event: HostEvent): void {
     switch (event.type) {
       case "output": {
-        this.inFlight.get(event.id)?.output(event.stream, event.text);
+        // A message for a run of this host's tenant, never beyond what that run may print.
+        const f = this.inFlight.get(event.id);
+        if (!f) break;
+        const room = f.maxOutputBytes - f.printed[event.stream];
+        if (room <= 0) break;
+        const text = event.text.length > room ? event.text.slice(0, room) : event.text;
+        f.printed[event.stream] += text.length;
+        f.output(event.stream, text);
         break;
       }
       case "result": {
         const f = this.inFlight.get(event.id);
         if (!f) break;
-        const result = validateResult(event.result, f.maxOutputBytes);
+        const result = validateResult(event.result, f.limits);
         this.finish(event.id, result);
         break;
       }
@@ -227,7 +273,7 @@ export class EngineHost {
         this.waiters.delete(event.id);
         break;
       case "log":
-        process.stderr.write(`polybox engine host: ${event.message}\n`);
+        this.config.log?.("warn", "engine host (untrusted)", event.message);
         break;
     }
   }
@@ -236,6 +282,7 @@ export class EngineHost {
     const f = this.inFlight.get(id);
     if (!f) return;
     clearTimeout(f.backstop);
+    f.detach();
     this.inFlight.delete(id);
     if (this.inFlight.size === 0) this.unref();
     f.resolve(result);
@@ -249,9 +296,7 @@ export class EngineHost {
     this.send(child, { type: "cancel", id });
     f.backstop = setTimeout(() => {
       if (this.inFlight.has(id)) {
-        process.stderr.write(
-          "polybox: the engine host did not end an overdue run; restarting it\n",
-        );
+        this.config.log?.("warn", "the engine host did not end an overdue run; restarting it");
         child.kill("SIGKILL");
       }
     }, BACKSTOP_MS);
@@ -281,7 +326,7 @@ export class EngineHost {
     this.stopPinger();
     this.pinger = setInterval(() => {
       if (this.inFlight.size > 0 && Date.now() - this.lastPong > PING_TIMEOUT_MS) {
-        process.stderr.write("polybox: the engine host stopped answering; restarting it\n");
+        this.config.log?.("warn", "the engine host stopped answering; restarting it");
         child.kill("SIGKILL");
         return;
       }
@@ -299,22 +344,25 @@ export class EngineHost {
     if (child.connected) child.send(message);
   }
 
-  // An idle host must not keep the embedding program alive; a busy one must.
+  // An idle host must not keep the embedding program alive; a busy one must. The process, its
+  // IPC channel and its stderr pipe each hold the event loop open on their own.
   private ref(): void {
     this.child?.ref();
     (this.child?.channel as { ref?: () => void } | undefined)?.ref?.();
+    (this.child?.stderr as { ref?: () => void } | null | undefined)?.ref?.();
   }
 
   private unref(): void {
     this.child?.unref();
     (this.child?.channel as { unref?: () => void } | undefined)?.unref?.();
+    (this.child?.stderr as { unref?: () => void } | null | undefined)?.unref?.();
   }
 
-  private readonly cleanupOnExit = () => this.cleanup();
-
   private cleanup(): void {
-    process.removeListener("exit", this.cleanupOnExit);
-    if (this.tmpDir) rmSync(this.tmpDir, { recursive: true, force: true });
+    if (this.tmpDir) {
+      rmSync(this.tmpDir, { recursive: true, force: true });
+      toRemoveOnExit.delete(this.tmpDir);
+    }
     this.tmpDir = null;
   }
 }

@@ -88,6 +88,16 @@ export interface Display {
 
 // ---- server → engine host ------------------------------------------------------------------
 
+/** The engine host's command-line configuration (one JSON argument). */
+export interface HostConfig {
+  /** Interpreters to boot before the first run (the language the trusted side expects first). */
+  pool: Partial<Record<EngineLanguage, number>>;
+  memoryMb: number;
+  pyodideDir: string;
+  quickjsWasm: string;
+  pythonSnapshot: string | null;
+}
+
 export type HostRequest =
   | {
       type: "run";
@@ -106,7 +116,7 @@ export type HostRequest =
 
 export interface HostStats {
   workers: number;
-  pooled: Record<EngineLanguage, number>;
+  pooled: Partial<Record<EngineLanguage, number>>;
   sessions: number;
   rssBytes: number;
   heapUsedBytes: number;
@@ -143,11 +153,10 @@ export interface WorkerInit {
   assets: EngineAssets;
 }
 
-export type ToWorker = { type: "run"; id: number; request: RunRequest } | { type: "reset" };
+export type ToWorker = { type: "run"; id: number; request: RunRequest };
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "reset-done"; ok: boolean }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "result"; id: number; result: EngineResult };

@@ -2,6 +2,7 @@
 // a message from it is treated like input from the network: shape, types and sizes are checked,
 // and anything that does not fit is dropped or turned into an error result, never acted on.
 
+import { limitMessage } from "./limit-messages.js";
 import {
   type Display,
   type EngineResult,
@@ -10,6 +11,7 @@ import {
   type FileSync,
   type HostEvent,
   RUN_STATUSES,
+  type RunLimits,
 } from "./messages.js";
 
 const STATUSES = new Set<EngineStatus>(RUN_STATUSES);
@@ -122,8 +124,20 @@ export function failedResult(message: string): EngineResult {
   };
 }
 
-/** Checks a run result and enforces the output cap again on this side. */
-export function validateResult(raw: unknown, maxOutputBytes: number): EngineResult {
+/**
+ * Checks a run result and enforces the run's limits again on this side: output past
+ * `limits.maxOutputBytes` is cut, and file changes larger in all than the workspace quota are
+ * dropped (the run ends `workspace_limit`) before anything holds on to them.
+ */
+export function validateResult(
+  raw: unknown,
+  runLimits: number | Pick<RunLimits, "maxOutputBytes" | "workspaceQuotaBytes">,
+): EngineResult {
+  const limits =
+    typeof runLimits === "number"
+      ? { maxOutputBytes: runLimits, workspaceQuotaBytes: Number.POSITIVE_INFINITY }
+      : runLimits;
+  const { maxOutputBytes } = limits;
   const bad = (why: string): EngineResult =>
     failedResult(`the engine sent an invalid result (${why}); it was discarded`);
   if (!isObject(raw)) return bad("not an object");
@@ -132,20 +146,34 @@ export function validateResult(raw: unknown, maxOutputBytes: number): EngineResu
   if (!isString(stdout) || !isString(stderr)) return bad("output is not text");
   if (!isInt(exitCode)) return bad("exit code is not an integer");
   if (value !== null && !isString(value)) return bad("value is not text");
-  const changes = validateChanges(raw.changes);
+  let changes = validateChanges(raw.changes);
   if (!changes) return bad("file changes are malformed");
+  let over: string | undefined;
+  const changedBytes = changes.files.reduce((sum, f) => sum + f.data.length, 0);
+  if (changedBytes > limits.workspaceQuotaBytes) {
+    over = limitMessage(
+      "workspace_limit",
+      limits as RunLimits,
+      `the run's files came to ${changedBytes} bytes; its file changes were discarded`,
+    );
+    changes = { files: [], dirs: [], removed: [] };
+  }
   const displays = validateDisplays(raw.displays);
   if (!displays) return bad("displays are malformed");
   const out = capText(stdout, maxOutputBytes);
   const err = capText(stderr, maxOutputBytes);
   return {
-    status: status as EngineStatus,
+    status: over ? "workspace_limit" : (status as EngineStatus),
     stdout: out.text,
     stderr: err.text,
-    exitCode,
-    value: value === null ? null : (value as string).slice(0, MAX_VALUE_CHARS),
+    exitCode: over && exitCode === 0 ? 1 : exitCode,
+    value: over || value === null ? null : (value as string).slice(0, MAX_VALUE_CHARS),
     truncated: truncated === true || out.cut || err.cut,
-    ...(isString(message) ? { message: message.slice(0, MAX_MESSAGE_CHARS) } : {}),
+    ...(over
+      ? { message: over }
+      : isString(message)
+        ? { message: message.slice(0, MAX_MESSAGE_CHARS) }
+        : {}),
     ...(stateLost === true ? { stateLost: true } : {}),
     changes,
     displays,
@@ -153,11 +181,14 @@ export function validateResult(raw: unknown, maxOutputBytes: number): EngineResu
 }
 
 const MAX_DISPLAY_TEXT = 64 * 1024;
+/** Bytes of display data one run may send at all; the trusted side's budget is smaller still. */
+const MAX_DISPLAY_DATA_TOTAL = 16 * 1024 * 1024;
 
 function validateDisplays(raw: unknown): Display[] | null {
   if (raw === undefined) return [];
   if (!Array.isArray(raw) || raw.length > 100) return null;
   const out: Display[] = [];
+  let dataBytes = 0;
   for (const d of raw as unknown[]) {
     if (
       !isObject(d) ||
@@ -167,6 +198,8 @@ function validateDisplays(raw: unknown): Display[] | null {
     )
       return null;
     if (d.data !== undefined && !isString(d.data) && !(d.data instanceof Uint8Array)) return null;
+    dataBytes += d.data === undefined ? 0 : d.data.length;
+    if (dataBytes > MAX_DISPLAY_DATA_TOTAL) return null;
     out.push({
       mimeType: d.mimeType,
       text: d.text.slice(0, MAX_DISPLAY_TEXT),

@@ -1,9 +1,11 @@
-// Warm pools: filled to their size, kept within the memory budget, shrunk after an idle spell
-// and refilled by the next run. One-shot interpreters are never reused.
+// Warm engine hosts: every tenant (sandbox or one-shot run) gets an engine host process of its
+// own, taken warm from the fleet; the fleet fills to its size, keeps within its memory budget,
+// shrinks after an idle spell and refills on the next claim. A host is never handed on.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { run, testRuntime } from "../helpers/runtime.js";
+import { run, Sandbox, testRuntime } from "../helpers/runtime.js";
 
-async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check()) return;
@@ -12,33 +14,73 @@ async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> 
   throw new Error("condition not met in time");
 }
 
-describe("warm pools", () => {
-  it("fill, shrink when idle, and refill on the next run", async () => {
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("warm engine hosts", () => {
+  it("fill, shrink when idle, and refill on the next claim", async () => {
     await using rt = await testRuntime({
       pool: { python: 0, javascript: 3, typescript: 0, bash: 0 },
       poolIdleShrinkMs: 2000,
     });
-    await until(async () => (await rt.host.stats()).pooled.javascript === 3);
-    await until(async () => (await rt.host.stats()).pooled.javascript === 1);
+    await until(() => rt.fleet.stats().warm.javascript === 3);
+    await until(() => rt.fleet.stats().warm.javascript === 1);
     await run({ runtime: rt, language: "javascript", code: "1" });
-    await until(async () => (await rt.host.stats()).pooled.javascript === 3);
+    await until(() => rt.fleet.stats().warm.javascript === 3);
   });
 
   it("stay within the memory budget", async () => {
     await using rt = await testRuntime({
       pool: { python: 0, javascript: 0, typescript: 0, bash: 4 },
-      poolBudgetMb: 60,
+      poolBudgetMb: 150,
     });
-    await until(async () => (await rt.host.stats()).pooled.bash === 2);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await rt.host.stats()).pooled.bash).toBe(2);
+    await until(() => rt.fleet.stats().warm.bash === 2);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(rt.fleet.stats().warm.bash).toBe(2);
   });
 
-  it("recycle a bash one-shot worker with a fresh interpreter: nothing carries over", async () => {
+  it("give every sandbox a process of its own, ended when the sandbox closes", async () => {
+    await using rt = await testRuntime();
+    const a = await Sandbox.create({ runtime: rt });
+    const b = await Sandbox.create({ runtime: rt });
+    await a.run("python", "1");
+    await b.run("python", "1");
+    await a.run("bash", "true");
+    const pidA = a.hostPid!;
+    const pidB = b.hostPid!;
+    expect(pidA).toBeTypeOf("number");
+    expect(pidB).toBeTypeOf("number");
+    expect(pidA).not.toBe(pidB);
+    // Every language of one sandbox runs in that sandbox's one process.
+    await a.run("javascript", "1");
+    expect(a.hostPid).toBe(pidA);
+    expect(rt.fleet.stats().claimed).toBe(2);
+    // The kernel ends a jailed host with its jail, a moment after the launcher dies.
+    await a.close();
+    await until(() => !alive(pidA), 10_000);
+    expect(alive(pidB)).toBe(true);
+    await b.close();
+    await until(() => !alive(pidB), 10_000);
+    expect(rt.fleet.stats().claimed).toBe(0);
+  });
+
+  it("never hand a one-shot's host or interpreter to a second run", async () => {
     await using rt = await testRuntime({
-      pool: { python: 0, javascript: 0, typescript: 0, bash: 1 },
+      pool: { python: 0, javascript: 1, typescript: 0, bash: 1 },
     });
-    await until(async () => (await rt.host.stats()).pooled.bash === 1);
+    await run({ runtime: rt, language: "javascript", code: "globalThis.leftover = 'secret'" });
+    const r = await run({
+      runtime: rt,
+      language: "javascript",
+      code: "typeof globalThis.leftover",
+    });
+    expect(r.value).toBe('"undefined"');
     const first = await run({
       runtime: rt,
       language: "bash",
@@ -53,20 +95,19 @@ describe("warm pools", () => {
     expect(second.stdout).not.toContain("secret");
     expect(second.stdout).not.toContain("left.txt");
     expect(second.stdout).toContain("[]");
-    // The worker came back to the pool instead of a new one being booted.
-    await until(async () => (await rt.host.stats()).pooled.bash === 1);
+    expect(rt.fleet.stats().claimed).toBe(0);
   });
 
-  it("never hand a one-shot interpreter to a second run", async () => {
-    await using rt = await testRuntime({
-      pool: { python: 0, javascript: 1, typescript: 0, bash: 0 },
-    });
-    await run({ runtime: rt, language: "javascript", code: "globalThis.leftover = 'secret'" });
-    const r = await run({
-      runtime: rt,
-      language: "javascript",
-      code: "typeof globalThis.leftover",
-    });
-    expect(r.value).toBe('"undefined"');
-  });
+  it.runIf(process.platform === "linux")(
+    "leave no engine host process behind when the runtime closes",
+    async () => {
+      const rt = await testRuntime();
+      const sb = await Sandbox.create({ runtime: rt });
+      await sb.run("javascript", "1");
+      const pid = sb.hostPid!;
+      expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("engine-host");
+      await rt.close();
+      await until(() => !alive(pid), 10_000);
+    },
+  );
 });

@@ -167,15 +167,16 @@ export async function startListener(): Promise<Listener> {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The engine host's pid, failing the test if there is none. */
-export function hostPid(rt: Runtime): number {
-  const pid = (rt as unknown as { host: { pid: number | null } }).host.pid;
-  expect(pid, "the engine host is not running").toBeTypeOf("number");
+/** The pid of a sandbox's own engine host, failing the test if it has none yet. */
+export function hostPid(sb: Sandbox): number {
+  const pid = sb.hostPid;
+  expect(pid, "the sandbox's engine host is not running").toBeTypeOf("number");
   return pid!;
 }
 
-export function hostRestarts(rt: Runtime): number {
-  return (rt as unknown as { host: { restarts: number } }).host.restarts;
+/** How many times a sandbox's engine host died and was replaced. */
+export function hostRestarts(sb: Sandbox): number {
+  return (sb as unknown as { host: { restarts: number } }).host.restarts;
 }
 
 /** Pids of the direct children of a process (Linux), from /proc/<pid>/task/<tid>/children. */
@@ -201,11 +202,11 @@ function readdirSafe(dir: string): string[] {
   }
 }
 
-/** The engine host's resident memory in bytes (Linux), or null where /proc is not available. */
-export function hostRssBytes(rt: Runtime): number | null {
+/** A sandbox's engine host's resident memory in bytes (Linux), or null where /proc is not available. */
+export function hostRssBytes(sb: Sandbox): number | null {
   if (process.platform !== "linux") return null;
   try {
-    const pages = Number(readFileSync(`/proc/${hostPid(rt)}/statm`, "utf8").split(" ")[1]);
+    const pages = Number(readFileSync(`/proc/${hostPid(sb)}/statm`, "utf8").split(" ")[1]);
     return pages * 4096;
   } catch {
     return null;

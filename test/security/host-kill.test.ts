@@ -93,11 +93,10 @@ describe("T12 kill or hang the engine host from guest code", () => {
   it.each(ATTACKS)(
     "T12 kill/hang engine host: %s; the server recovers",
     async (_label, language, code) => {
-      const restarts = hostRestarts(rt);
       const sb = await newSandbox(rt, { timeoutMs: 3_000 });
       try {
         const r = await sb.run(language, code);
-        if (hostRestarts(rt) > restarts) {
+        if (hostRestarts(sb) > 0) {
           expect(r.status).toBe("error");
           expect(r.message).toMatch(/engine process died/);
         }
@@ -120,7 +119,6 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
     const bystander = await newSandbox(rt, { timeoutMs: 30_000 });
     const attacker = await newSandbox(rt, { timeoutMs: 10_000 });
     try {
-      const restarts = hostRestarts(rt);
       const inFlight = bystander.run(
         "javascript",
         "await new Promise((r) => setTimeout(r, 8_000)); 'finished'",
@@ -128,12 +126,10 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
       await sleep(300);
       const r = await attacker.run("python", fixture("abort-host.py", { PORT: String(port) }));
       const other = await inFlight;
-      if (hostRestarts(rt) > restarts) {
-        // The design tolerates a host death: both runs fail cleanly and say why.
+      if (hostRestarts(attacker) > 0) {
+        // The attacker may take its own host down: its run fails cleanly and says why.
         expect(r.status).toBe("error");
         expect(r.message).toMatch(/engine process died/);
-        expect(other.status).toBe("error");
-        expect(other.message).toMatch(/engine process died/);
       }
       // The secure outcome: one guest cannot take every other sandbox's run down with it.
       expect(other.value, `a bystander's run was killed by another sandbox: ${other.message}`).toBe(
@@ -154,8 +150,7 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
     try {
       await sb.run("python", "x = 42");
       await keeper.run("python", "remembered = 'before the kill'");
-      const pid = hostPid(rt);
-      const restarts = hostRestarts(rt);
+      const pid = hostPid(sb);
       const running = sb.run("python", "while True:\n    pass");
       await sleep(1_000);
       process.kill(pid, "SIGKILL");
@@ -163,11 +158,11 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
       expect(r.status).toBe("error");
       expect(r.message).toMatch(/engine process died/);
       expect(r.stateLost).toBe(true);
-      expect(hostRestarts(rt)).toBe(restarts + 1);
+      expect(hostRestarts(sb)).toBe(1);
       // The sandbox itself runs again, on a new host, with its interpreter state gone.
       const again = await sb.run("python", "globals().get('x')");
       expect(again.status).toBe("ok");
-      expect(hostPid(rt)).not.toBe(pid);
+      expect(hostPid(sb)).not.toBe(pid);
       // A bystander whose interpreter died with the host must be told its state is gone.
       const bystander = await keeper.run("python", "globals().get('remembered')");
       expect(bystander.status).toBe("ok");
@@ -184,8 +179,8 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
   it("T12 hang engine host: SIGSTOP mid-run is detected, the host replaced, and the run fails cleanly", async () => {
     const sb = await newSandbox(rt, { timeoutMs: 60_000 });
     try {
-      const pid = hostPid(rt);
-      const restarts = hostRestarts(rt);
+      await sb.run("javascript", "1");
+      const pid = hostPid(sb);
       const running = sb.run("javascript", "await new Promise((r) => setTimeout(r, 50_000))");
       await sleep(500);
       process.kill(pid, "SIGSTOP");
@@ -195,7 +190,7 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
       expect(r.message).toMatch(/engine process died/);
       // Detected by the liveness ping, well before the run's own 60 s deadline.
       expect(Date.now() - started).toBeLessThan(30_000);
-      expect(hostRestarts(rt)).toBe(restarts + 1);
+      expect(hostRestarts(sb)).toBe(1);
     } finally {
       await sb.close();
     }

@@ -29,7 +29,7 @@ afterAll(async () => {
 
 function expectNoSpawn(marker: string): void {
   expect(existsSync(marker), `${marker} was created: a host process ran`).toBe(false);
-  expect(childPids(hostPid(rt)), "the engine host has child processes").toEqual([]);
+  expect(childPids(hostPid(sb)), "the engine host has child processes").toEqual([]);
 }
 
 it("T3 host process spawn: python subprocess, os.popen/fork/exec, import js, run_js, import()", async () => {

@@ -7,12 +7,23 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostPid, REPO_DIR, type Runtime, securityRuntime } from "../helpers/security-env.js";
+import {
+  hostPid,
+  newSandbox,
+  REPO_DIR,
+  type Runtime,
+  type Sandbox,
+  securityRuntime,
+} from "../helpers/security-env.js";
 
 let rt: Runtime;
+/** A sandbox that has run code, so that its own engine host is up to be inspected. */
+let probe: Sandbox;
 
 beforeAll(async () => {
   rt = await securityRuntime({ osJail: false });
+  probe = await newSandbox(rt);
+  await probe.run("javascript", "1");
 });
 
 afterAll(async () => {
@@ -25,7 +36,7 @@ const expectedFlag =
 
 describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () => {
   it("T16 L2 command line: permission flag, read grants only for engine assets, no other grants", () => {
-    const argv = readFileSync(`/proc/${hostPid(rt)}/cmdline`, "utf8")
+    const argv = readFileSync(`/proc/${hostPid(probe)}/cmdline`, "utf8")
       .split("\0")
       .filter(Boolean);
     expect(argv).toContain(expectedFlag);
@@ -64,7 +75,7 @@ describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () =
   });
 
   it("T16 L2 environment: the engine host's environment holds nothing but Node's IPC channel and polybox's allocator setting", () => {
-    const entries = readFileSync(`/proc/${hostPid(rt)}/environ`, "utf8")
+    const entries = readFileSync(`/proc/${hostPid(probe)}/environ`, "utf8")
       .split("\0")
       .filter(Boolean);
     // Node itself adds NODE_CHANNEL_FD (and the serialization mode) for the IPC channel; polybox
@@ -81,15 +92,15 @@ describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () =
   });
 
   it("T16 L2 working directory: an empty private temp dir", () => {
-    const cwd = readlinkSync(`/proc/${hostPid(rt)}/cwd`);
+    const cwd = readlinkSync(`/proc/${hostPid(probe)}/cwd`);
     expect(path.dirname(cwd)).toBe(os.tmpdir());
     expect(path.basename(cwd)).toMatch(/^polybox-host-/);
     expect(readdirSync(cwd)).toEqual([]);
   });
 
   it("T16 L2 process: the engine host is a separate process, not the server", () => {
-    expect(hostPid(rt)).not.toBe(process.pid);
-    const status = readFileSync(`/proc/${hostPid(rt)}/status`, "utf8");
+    expect(hostPid(probe)).not.toBe(process.pid);
+    const status = readFileSync(`/proc/${hostPid(probe)}/status`, "utf8");
     expect(status).toMatch(new RegExp(`PPid:\\s+${process.pid}\\b`));
   });
 });

@@ -9,13 +9,18 @@ import {
   hostPid,
   newSandbox,
   type Runtime,
+  type Sandbox,
   securityRuntime,
 } from "../helpers/security-env.js";
 
 let rt: Runtime;
+/** A sandbox that has run code, so that its own engine host is up to be inspected. */
+let probe: Sandbox;
 
 beforeAll(async () => {
   rt = await securityRuntime();
+  probe = await newSandbox(rt);
+  await probe.run("javascript", "1");
 });
 
 afterAll(async () => {
@@ -32,7 +37,7 @@ describe.runIf(process.platform === "linux")("T18 L3 engine host jail", () => {
   });
 
   it("T18 L3 namespaces: none shared with the server", () => {
-    const pid = hostPid(rt);
+    const pid = hostPid(probe);
     for (const ns of ["user", "pid", "mnt", "net", "ipc", "uts", "cgroup"]) {
       expect(readlinkSync(`/proc/${pid}/ns/${ns}`), ns).not.toBe(
         readlinkSync(`/proc/self/ns/${ns}`),
@@ -41,7 +46,7 @@ describe.runIf(process.platform === "linux")("T18 L3 engine host jail", () => {
   });
 
   it("T18 L3 privileges: no capabilities, no_new_privs, seccomp filter, not the server's user", () => {
-    const text = status(hostPid(rt));
+    const text = status(hostPid(probe));
     for (const set of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]) {
       expect(field(text, set), set).toBe("0000000000000000");
     }
@@ -53,7 +58,7 @@ describe.runIf(process.platform === "linux")("T18 L3 engine host jail", () => {
   });
 
   it("T18 L3 file system: the host's root is not the jail's", () => {
-    const pid = hostPid(rt);
+    const pid = hostPid(probe);
     // The jail's root is a private tmpfs: /proc/<pid>/root/etc holds the jail's own passwd.
     const passwd = readFileSync(`/proc/${pid}/root/etc/passwd`, "utf8");
     expect(passwd).toMatch(/^sandbox:x:1000:/m);

@@ -70,14 +70,15 @@ it.each(BOMBS)(
 
 it("T9 memory exhaustion: python realm ArrayBuffers via run_js (outside WASM memory and the JS heap)", async () => {
   const sb = await newSandbox(rt, { timeoutMs: 30_000, memoryMb: MEMORY_MB });
-  const before = hostRssBytes(rt);
+  await sb.run("python", "1");
+  const before = hostRssBytes(sb);
   try {
     // 1.5 GiB of touched ArrayBuffer memory against a 128 MiB limit.
     const r = await sb.run(
       "python",
       "from pyodide.code import run_js\nrun_js('globalThis.keep = []; for (let i = 0; i < 6; i++) { const b = new Uint8Array(256 * 1024 * 1024); b.fill(1); keep.push(b) } keep.length')",
     );
-    const after = hostRssBytes(rt);
+    const after = hostRssBytes(sb);
     if (before !== null && after !== null) {
       expect(after - before, "engine host memory grew far past memoryMb").toBeLessThan(
         512 * 1024 * 1024,
