@@ -6,11 +6,18 @@
 import { randomUUID } from "node:crypto";
 import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./errors.js";
 import { humanDuration } from "./human.js";
+import { DEFAULT_MAX_LIMITS } from "./limits.js";
 import type { Language, OutputStream, RunResult, RunStatus } from "./types.js";
 
 export type JobStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled";
 
 export const DEFAULT_JOB_RETENTION_MS = 10 * 60_000;
+/**
+ * Characters of live output a job's log keeps per stream while it runs. The engine side already
+ * stops forwarding past the run's own `maxOutputBytes`; this is the job's own wall, so that no
+ * stream of messages, forged or not, can grow a log without bound.
+ */
+const MAX_LIVE_LOG_CHARS = DEFAULT_MAX_LIMITS.maxOutputBytes;
 const MAX_FINISHED_JOBS = 1000;
 const REMEMBERED_FORGOTTEN = 1000;
 
@@ -111,7 +118,8 @@ export class JobManager {
     const ctx: JobContext = {
       signal: controller.signal,
       onOutput: (stream, text) => {
-        logs[stream] += text;
+        const room = MAX_LIVE_LOG_CHARS - logs[stream].length;
+        if (room > 0) logs[stream] += text.length > room ? text.slice(0, room) : text;
       },
       started: () => {
         if (info.status !== "queued") return;
@@ -122,8 +130,10 @@ export class JobManager {
     const outcome = run(ctx);
     const done = outcome.then(
       (result) => {
-        logs.stdout = result.stdout;
-        logs.stderr = result.stderr;
+        // The result's output is checked and capped; live output it lacks (a run that ended
+        // without a result of its own) is kept rather than lost.
+        if (result.stdout.length >= logs.stdout.length) logs.stdout = result.stdout;
+        if (result.stderr.length >= logs.stderr.length) logs.stderr = result.stderr;
         this.finish(info, jobStatusOf(result.status), result, null);
       },
       (error: unknown) => {

@@ -25,8 +25,16 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxCodeBytes: 1024 * 1024,
 });
 
-/** Images returned with a result: each at most this big, and at most this many per run. */
-export const IMAGE_LIMITS = Object.freeze({ maxImageBytes: 5 * 1024 * 1024, maxImages: 10 });
+/**
+ * Images and displays returned with a result: each image at most `maxImageBytes`, at most
+ * `maxImages` of them, and everything rich a run returns (image bytes, display text and data)
+ * at most `maxRichBytes` in all, so that one answer stays within what MCP clients accept.
+ */
+export const IMAGE_LIMITS = Object.freeze({
+  maxImageBytes: 5 * 1024 * 1024,
+  maxImages: 10,
+  maxRichBytes: 8 * 1024 * 1024,
+});
 
 /** Files and directories one workspace may hold, whatever their size (each costs an inode). */
 export const MAX_WORKSPACE_ENTRIES = 10_000;

@@ -1,6 +1,7 @@
 // Trusted side: turns what a run produced into the images and displays of its result. Image
 // files the run wrote and images passed to `display()` come back as bytes, within
-// IMAGE_LIMITS; one over the limit is dropped with a note rather than sent.
+// IMAGE_LIMITS: one budget per run for everything rich, and a cap per image. What does not fit is
+// dropped with a note (saying how to get it) rather than sent.
 
 import type { Display } from "../protocol/messages.js";
 import { formatBytes, IMAGE_LIMITS } from "./limits.js";
@@ -32,6 +33,18 @@ export async function collectRichOutput(
   displays: Display[],
 ): Promise<RichOutput> {
   const out: RichOutput = { images: [], displays: [], notes: [] };
+  let budget = IMAGE_LIMITS.maxRichBytes;
+  /** True if `size` more bytes fit in the run's rich-output budget; otherwise records why not. */
+  const fits = (size: number, label: string): boolean => {
+    if (size > budget) {
+      out.notes.push(
+        `${label} (${formatBytes(size)}) was not returned: a run returns at most ${formatBytes(IMAGE_LIMITS.maxRichBytes)} of images and displays in all; write it to a file and read it instead`,
+      );
+      return false;
+    }
+    budget -= size;
+    return true;
+  };
   /** True if an image of `size` bytes may be returned; otherwise records why not. */
   const admit = (size: number, label: string): boolean => {
     if (size > IMAGE_LIMITS.maxImageBytes) {
@@ -44,7 +57,7 @@ export async function collectRichOutput(
       out.notes.push(`${label} was not returned: at most ${IMAGE_LIMITS.maxImages} images per run`);
       return false;
     }
-    return true;
+    return fits(size, label);
   };
   for (const d of displays) {
     if (d.mimeType.startsWith("image/") && d.data !== undefined) {
@@ -52,6 +65,8 @@ export async function collectRichOutput(
       if (admit(data.length, `a displayed ${d.mimeType} image`))
         out.images.push({ mimeType: d.mimeType, data, path: null });
     } else {
+      const size = d.text.length + (typeof d.data === "string" ? d.data.length : 0);
+      if (!fits(size, `a ${d.mimeType} display`)) continue;
       out.displays.push({
         mimeType: d.mimeType,
         text: d.text,

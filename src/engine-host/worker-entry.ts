@@ -4,7 +4,7 @@
 // engine can (output cap) and turn what happened into an EngineResult.
 
 import { parentPort, workerData } from "node:worker_threads";
-import type { Engine, EngineFactory, RecyclableEngine } from "../engines/common/engine.js";
+import type { Engine, EngineFactory } from "../engines/common/engine.js";
 import { OutputSink } from "../engines/common/output.js";
 import type {
   Display,
@@ -17,6 +17,8 @@ import type {
 
 /** More display() calls than this in one run are dropped (the trusted side caps sizes). */
 const MAX_DISPLAYS = 100;
+/** Display data past this many bytes in one run is dropped here (the trusted side's budget is smaller). */
+const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 
 import { limitMessage } from "../protocol/limit-messages.js";
 import {
@@ -88,10 +90,20 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
   );
   await engine.applyFiles(request);
   const displays: Display[] = [];
+  let displayBytes = 0;
+  let displaysDropped = false;
   const ctx = {
     output,
     display: (item: Display) => {
-      if (displays.length < MAX_DISPLAYS) displays.push(item);
+      const size = item.text.length + (item.data?.length ?? 0);
+      if (displays.length >= MAX_DISPLAYS || displayBytes + size > MAX_DISPLAY_BYTES) {
+        if (!displaysDropped)
+          output.write("stderr", "polybox: display() output past the run's limit was dropped\n");
+        displaysDropped = true;
+        return;
+      }
+      displayBytes += size;
+      displays.push(item);
     },
     deadline: Date.now() + request.limits.timeoutMs,
     get stopRequested() {
@@ -147,19 +159,6 @@ boot().then(
   (engine) => {
     let queue = Promise.resolve();
     port.on("message", (message: ToWorker) => {
-      if (message?.type === "reset") {
-        queue = queue.then(async () => {
-          const reset = (engine as Partial<RecyclableEngine>).reset;
-          const ok =
-            reset !== undefined &&
-            (await reset().then(
-              () => true,
-              () => false,
-            ));
-          send({ type: "reset-done", ok });
-        });
-        return;
-      }
       if (message?.type !== "run") return;
       queue = queue.then(async () => {
         busy = true;
