@@ -23,7 +23,8 @@ export type PolyboxErrorCode =
   | "NOT_IMPLEMENTED"
   | "ISOLATION_UNAVAILABLE"
   | "ENGINE_FAILED"
-  | "PROTOCOL_ERROR";
+  | "PROTOCOL_ERROR"
+  | "TIMEOUT";
 
 export class PolyboxError extends Error {
   override readonly name = "PolyboxError";

@@ -20,6 +20,7 @@ import { PolyboxError } from "./errors.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./limits.js";
 import { type LogFn, stderrLog } from "./log.js";
 import { PackageResolver } from "./packages.js";
+import { sweepStaleTempDirs } from "./tmp.js";
 import type { Permissions } from "./types.js";
 
 export class Runtime {
@@ -99,6 +100,8 @@ export class Runtime {
   }
 
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
+    // What an earlier polybox process left behind when it died (workspaces included) goes now.
+    sweepStaleTempDirs();
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     const snapshot = options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir);
     const runtime = new Runtime(options, snapshot, cacheDir);

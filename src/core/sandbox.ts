@@ -4,6 +4,7 @@
 // engine host sees it.
 
 import { randomUUID } from "node:crypto";
+import { limitMessage } from "../protocol/limit-messages.js";
 import {
   type EngineLanguage,
   type EngineResult,
@@ -27,6 +28,9 @@ import {
 import { resolveWorkspacePath, Workspace } from "./workspace.js";
 
 export type EngineKind = "wasm" | "native";
+
+/** How long past a run's timeout the trusted side may take to store the files it changed. */
+const STORE_GRACE_MS = 2_000;
 
 export interface SandboxOptions {
   runtime?: Runtime;
@@ -345,6 +349,9 @@ export class Sandbox {
         : {}),
     };
     this.runs++;
+    // Storing what the run changed is part of the run: it ends by the same deadline (plus a
+    // moment for the files of a run that used all its time).
+    const deadline = Date.now() + base.limits.timeoutMs + STORE_GRACE_MS;
     let result: EngineResult;
     try {
       result = await host.run(
@@ -365,6 +372,8 @@ export class Sandbox {
       session,
       result,
       stateLost,
+      deadline,
+      base.limits,
     );
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
@@ -408,6 +417,8 @@ export class Sandbox {
     session: string | null,
     result: EngineResult,
     stateLost: boolean,
+    deadline: number,
+    limits: RunRequest["limits"],
   ): Promise<{ status: RunResult["status"]; message: string | undefined; filesChanged: string[] }> {
     const quota = this.limits.workspaceQuotaBytes;
     const bytes = this.workspace.projectedBytes(result.changes);
@@ -423,11 +434,22 @@ export class Sandbox {
       return { status: "workspace_limit", message: refusal, filesChanged: [] };
     }
     try {
-      const filesChanged = await this.workspace.apply(result.changes);
+      const filesChanged = await this.workspace.apply(result.changes, deadline);
       this.synced.set(language, stateLost || session === null ? null : this.workspace.generation);
       return { status: result.status, message: result.message, filesChanged };
     } catch (error) {
       this.synced.set(language, null);
+      if (isPolyboxError(error) && error.code === "TIMEOUT") {
+        return {
+          status: "timeout",
+          message: limitMessage(
+            "timeout",
+            limits,
+            "storing the run's file changes passed the deadline; the rest of them were dropped",
+          ),
+          filesChanged: [],
+        };
+      }
       const why = error instanceof Error ? error.message : String(error);
       return {
         status: "error",

@@ -6,11 +6,11 @@
 
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import type { FileBlob, FileSync } from "../protocol/messages.js";
 import { PolyboxError } from "./errors.js";
 import { formatBytes } from "./limits.js";
+import { makeTempDir } from "./tmp.js";
 import type { FileInfo } from "./types.js";
 
 export const GUEST_ROOT = "/workspace";
@@ -112,13 +112,29 @@ export class Workspace {
 
   /** The host directory, created on first use so that sandboxes without files cost nothing. */
   async root(): Promise<string> {
-    this.dir ??= await fs.mkdtemp(path.join(os.tmpdir(), "polybox-ws-"));
+    this.dir ??= await makeTempDir("ws");
     return this.dir;
   }
 
-  /** Host path for a relative path, after checking that no existing component is a symlink. */
+  /**
+   * Host path for a relative path, after checking that no existing component is a symlink. A
+   * parent this workspace made itself (it never makes links) needs no check, so a path under a
+   * known directory costs one join, not a system call per component.
+   */
   private async hostPath(rel: string): Promise<string> {
     const root = await this.root();
+    const parent = parentOf(rel);
+    if (parent === "" || this.entries.get(parent)?.type === "dir") {
+      const own = path.join(root, rel);
+      const st = await fs.lstat(own).catch(() => null);
+      if (st?.isSymbolicLink()) {
+        throw new PolyboxError(
+          "PATH_OUTSIDE_WORKSPACE",
+          `"${rel}" goes through a symbolic link, which is not followed`,
+        );
+      }
+      return own;
+    }
     let current = root;
     for (const part of rel.split("/").filter(Boolean)) {
       current = path.join(current, part);
@@ -138,10 +154,8 @@ export class Workspace {
     const existing = this.entries.get(relPath);
     if (existing?.type === "dir")
       throw new PolyboxError("NOT_A_FILE", `"${relPath}" is a directory`);
-    const parents = relPath.split("/").slice(0, -1);
-    const newDirs = parents.filter(
-      (_, i) => !this.entries.has(parents.slice(0, i + 1).join("/")),
-    ).length;
+    let newDirs = 0;
+    for (let p = parentOf(relPath); p !== "" && !this.entries.has(p); p = parentOf(p)) newDirs++;
     const next = this.bytes - (existing?.size ?? 0) + data.length + newDirs * DIR_COST_BYTES;
     if (next > this.quotaBytes) {
       throw new PolyboxError(
@@ -171,14 +185,17 @@ export class Workspace {
     }
   }
 
+  /** Makes a directory and any missing parents: work in proportion to what is missing. */
   async mkdir(relPath: string): Promise<void> {
-    const parts = relPath.split("/");
-    for (let i = 1; i <= parts.length; i++) {
-      const sub = parts.slice(0, i).join("/");
-      const e = this.entries.get(sub);
-      if (e?.type === "dir") continue;
+    const missing: string[] = [];
+    for (let p = relPath; p !== ""; p = parentOf(p)) {
+      const e = this.entries.get(p);
+      if (e?.type === "dir") break;
       if (e?.type === "file")
-        throw new PolyboxError("NOT_A_FILE", `"${sub}" is a file, not a directory`);
+        throw new PolyboxError("NOT_A_FILE", `"${p}" is a file, not a directory`);
+      missing.push(p);
+    }
+    for (const sub of missing.reverse()) {
       await fs.mkdir(await this.hostPath(sub));
       this.bytes += DIR_COST_BYTES;
       this.touch(sub, { type: "dir", size: 0, mtimeMs: Date.now() });
@@ -284,19 +301,32 @@ export class Workspace {
     return total;
   }
 
-  /** Applies an engine's changes; returns the paths touched. Quota is checked by the caller. */
-  async apply(changes: FileSync): Promise<string[]> {
+  /**
+   * Applies an engine's changes; returns the paths touched. Quota is checked by the caller.
+   * Storing is part of the run: past `deadline` (a `Date.now()` value) it stops with TIMEOUT,
+   * leaving what was stored so far.
+   */
+  async apply(changes: FileSync, deadline = Number.POSITIVE_INFINITY): Promise<string[]> {
     const touched = new Set<string>();
+    const inTime = () => {
+      if (Date.now() > deadline)
+        throw new PolyboxError("TIMEOUT", "storing the run's files took past its deadline");
+    };
     for (const r of changes.removed) {
+      inTime();
       if (this.entries.has(r)) for (const p of await this.remove(r)) touched.add(p);
     }
-    for (const d of changes.dirs) {
+    // Parents before children, so that each directory costs one call.
+    const dirs = [...changes.dirs].sort((a, b) => a.length - b.length);
+    for (const d of dirs) {
+      inTime();
       if (!this.entries.has(d)) {
         await this.mkdir(d);
         touched.add(d);
       }
     }
     for (const f of changes.files) {
+      inTime();
       if (this.entries.get(f.path)?.type === "dir") await this.remove(f.path);
       await this.write(f.path, f.data, f.mtimeMs);
       touched.add(f.path);
@@ -317,4 +347,10 @@ export class Workspace {
     this.removedAt.clear();
     this.bytes = 0;
   }
+}
+
+/** The parent of a workspace-relative path ("" at the top). */
+function parentOf(relPath: string): string {
+  const slash = relPath.lastIndexOf("/");
+  return slash < 0 ? "" : relPath.slice(0, slash);
 }

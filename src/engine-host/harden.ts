@@ -50,7 +50,14 @@ export function installBindingShim(): void {
 }
 
 const NETWORK_GLOBALS = ["fetch", "WebSocket", "EventSource", "XMLHttpRequest"];
+/** Channels between realms of one process: nothing a guest should have, whoever listens. */
+const CHANNEL_GLOBALS = ["BroadcastChannel"];
 const PROCESS_CAPABILITIES = [
+  // Writes straight to the engine host's stderr, past every output cap.
+  "_rawDebug",
+  // Lists the worker's own handles, its MessagePort to the engine host among them.
+  "_getActiveHandles",
+  "_getActiveRequests",
   "binding",
   "_linkedBinding",
   "dlopen",
@@ -70,10 +77,27 @@ function deny(name: string): () => never {
   };
 }
 
-/** What this worker's isolate holds: JS heap plus external memory (every ArrayBuffer and WASM memory). */
+/**
+ * Memory V8 does not report as the isolate's: resizable and growable buffers (only their
+ * initial length is counted), and Blob contents (held by Node outside the isolate). Tracked by
+ * the wrappers below while the object lives.
+ */
+let uncountedBytes = 0;
+const released = new FinalizationRegistry<number>((bytes) => {
+  uncountedBytes -= bytes;
+});
+
+/** What this worker holds: JS heap, external memory (ArrayBuffers, WASM memory), and the rest. */
 export function isolateBytes(): number {
   const usage = process.memoryUsage();
-  return usage.heapUsed + usage.external;
+  return usage.heapUsed + usage.external + uncountedBytes;
+}
+
+/** Records `bytes` more held by `owner` until it is collected (growth beyond its first length). */
+function holdUncounted(owner: object, bytes: number): void {
+  if (!(bytes > 0)) return;
+  uncountedBytes += bytes;
+  released.register(owner, bytes);
 }
 
 /** Allocations smaller than this are not checked (the heap limit and the next check catch them). */
@@ -130,6 +154,9 @@ function guardBufferConstructors(): void {
   for (const name of typed) guard(name, lengthArg);
   guard("ArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
   guard("SharedArrayBuffer", (args) => (typeof args[0] === "number" ? args[0] : 0));
+  guardGrowth(ArrayBuffer.prototype as unknown as Growable, "resize");
+  guardGrowth(SharedArrayBuffer.prototype as unknown as Growable, "grow");
+  guardBlob(g);
   const wasm = g.WebAssembly as Record<string, unknown>;
   guard(
     "Memory",
@@ -142,6 +169,49 @@ function guardBufferConstructors(): void {
       value: (size: number, ...rest: unknown[]) => {
         chargeAllocation(size);
         return original.call(Buffer, size, ...rest);
+      },
+    });
+  }
+}
+
+interface Growable {
+  byteLength: number;
+  [method: string]: unknown;
+}
+
+/**
+ * A resizable ArrayBuffer or growable SharedArrayBuffer grows in place, and V8 keeps reporting
+ * the length it was made with: each growth is charged and tracked until the buffer is collected.
+ */
+function guardGrowth(proto: Growable, method: "resize" | "grow"): void {
+  const original = proto[method] as ((this: Growable, length: number) => void) | undefined;
+  if (typeof original !== "function") return;
+  Object.defineProperty(proto, method, {
+    value: function grown(this: Growable, length: number): void {
+      const growth = Number(length) - this.byteLength;
+      if (growth > 0) chargeAllocation(Math.max(growth, CHECKED_ALLOCATION));
+      original.call(this, length);
+      holdUncounted(this, growth);
+    },
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
+ * Blob (and File) contents live in Node, outside the isolate: charged by size and tracked while
+ * held. A blob over the limit is dropped before anyone can hold it.
+ */
+function guardBlob(g: Record<string, unknown>): void {
+  for (const name of ["Blob", "File"]) {
+    const ctor = g[name] as (new (...args: unknown[]) => { size: number }) | undefined;
+    if (typeof ctor !== "function") continue;
+    g[name] = new Proxy(ctor, {
+      construct(target, args, newTarget) {
+        const blob = Reflect.construct(target, args, newTarget) as { size: number };
+        chargeAllocation(blob.size);
+        holdUncounted(blob, blob.size);
+        return blob;
       },
     });
   }
@@ -178,7 +248,7 @@ export function clearGuestTimers(): void {
 
 /** Strips the realm; call after the engine has booted and before guest code runs. */
 export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): void {
-  for (const name of NETWORK_GLOBALS) {
+  for (const name of [...NETWORK_GLOBALS, ...CHANNEL_GLOBALS]) {
     Object.defineProperty(globalThis, name, {
       value: undefined,
       writable: false,

@@ -107,6 +107,20 @@ export class Interpreter {
     if (this.pending) this.kill("cancelled");
   }
 
+  /** The host is over its memory ceiling: end this interpreter, its run as `memory_limit`. */
+  killForMemory(): void {
+    const p = this.pending;
+    if (p) {
+      const message = limitMessage(
+        "memory_limit",
+        p.request.limits,
+        "the engine host's memory passed its ceiling; the interpreter was killed",
+      )!;
+      this.settle(this.failure("memory_limit", message, 137, p.seen));
+    }
+    this.dispose();
+  }
+
   dispose(): void {
     this.stopIdleWatch();
     if (this.dead) return;

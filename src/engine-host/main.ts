@@ -208,6 +208,24 @@ process.on("message", (message: HostRequest) => {
   }
 });
 
+/**
+ * The backstop behind every per-worker memory check: memory a guest holds where no wrapper sees
+ * it still shows in the process's resident size. This process serves one tenant, so when it holds
+ * more than its interpreters may use in all (plus a fixed allowance for Node and the engines'
+ * compiled code), every interpreter of that tenant is ended.
+ */
+const HOST_ALLOWANCE_MB = 320;
+const MEMORY_CHECK_MS = 500;
+setInterval(() => {
+  const live = new Set([...sessions.values(), ...running.values()].filter((i) => i.alive));
+  if (live.size === 0) return;
+  let ceilingMb = HOST_ALLOWANCE_MB;
+  for (const interpreter of live) ceilingMb += interpreter.memoryMb;
+  if (process.memoryUsage.rss() <= ceilingMb * 1024 * 1024) return;
+  log(`resident memory passed ${ceilingMb} MiB; ending this tenant's interpreters`);
+  for (const interpreter of live) interpreter.killForMemory();
+}, MEMORY_CHECK_MS).unref();
+
 // The server is our only reason to live: when the channel closes, go.
 process.on("disconnect", () => {
   pools.close();

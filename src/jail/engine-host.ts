@@ -4,11 +4,10 @@
 // are untouched. Interpreter state, which lived in the host, is lost and results say so.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
+import { makeTempDirSync } from "../core/tmp.js";
 import type {
   EngineLanguage,
   EngineResult,
@@ -21,9 +20,6 @@ import type {
 import { failedResult, validateHostEvent, validateResult } from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { engineHostNodeArgs } from "./permissions.js";
-
-/** Every engine host's temp dir starts with this; `sweepStaleHostDirs` knows it. */
-export const TMP_PREFIX = "polybox-host-";
 
 const toRemoveOnExit = new Set<string>();
 let exitHook = false;
@@ -79,8 +75,31 @@ export class EngineHost {
   constructor(private readonly config: EngineHostConfig) {}
 
   /** Starts the host now rather than on the first run (so pools warm up early). */
-  async start(): Promise<void> {
-    await this.ensure();
+  /**
+   * Starts the host now rather than on the first run. `keepAlive`: someone is waiting for it, so
+   * the program must not exit meanwhile (a warm host started in the background must not hold it).
+   */
+  async start(keepAlive = false): Promise<void> {
+    await this.started_(keepAlive);
+  }
+
+  private waiting = 0;
+
+  private async started_(keepAlive: boolean): Promise<ChildProcess> {
+    const child = this.ensure();
+    if (!keepAlive) return child;
+    this.waiting++;
+    this.ref();
+    try {
+      return await child;
+    } finally {
+      this.waiting--;
+      this.idleUnref();
+    }
+  }
+
+  private idleUnref(): void {
+    if (this.inFlight.size === 0 && this.waiting === 0) this.unref();
   }
 
   async run(
@@ -90,7 +109,7 @@ export class EngineHost {
     output: Output,
     signal?: AbortSignal,
   ): Promise<EngineResult> {
-    const child = await this.ensure();
+    const child = await this.started_(true);
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
       // Armed before the request leaves: a host that never answers still ends the run.
@@ -164,7 +183,7 @@ export class EngineHost {
   }
 
   private spawnHost(): Promise<ChildProcess> {
-    this.tmpDir = mkdtempSync(path.join(os.tmpdir(), TMP_PREFIX));
+    this.tmpDir = makeTempDirSync("host");
     // A program that exits without closing its runtime still leaves no temp dir behind.
     removeOnExit(this.tmpDir);
     const hostConfig: HostConfig = {
@@ -235,7 +254,7 @@ export class EngineHost {
         );
         this.onExit(child, `${signal ?? `exit code ${code}`}`);
       });
-      this.unref();
+      this.idleUnref();
     });
   }
 
@@ -284,7 +303,7 @@ export class EngineHost {
     clearTimeout(f.backstop);
     f.detach();
     this.inFlight.delete(id);
-    if (this.inFlight.size === 0) this.unref();
+    this.idleUnref();
     f.resolve(result);
   }
 

@@ -78,7 +78,7 @@ export class HostFleet {
     this.claimed.add(host);
     void this.refill();
     try {
-      await host.start();
+      await host.start(true);
     } catch (error) {
       this.claimed.delete(host);
       throw error;

@@ -123,7 +123,9 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   disableSockets(py);
   py.FS.mkdirTree(ROOT);
   py.FS.chdir(ROOT);
-  py.runPython(`import os; os.chdir("${ROOT}")`);
+  // Emscripten finds its entropy source (node:crypto) on first use; after boot the realm can no
+  // longer load modules, so os.urandom, secrets and uuid4 would crash the interpreter. Use it now.
+  py.runPython(`import os; os.chdir("${ROOT}"); os.urandom(1)`);
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
   type Sink = (mime: string, text: string, data: unknown) => void;
   const runCell = py.globals.get("_polybox_run") as (
