@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { makeTempDirSync } from "../core/tmp.js";
+import { limitMessage } from "../protocol/limit-messages.js";
 import type {
   EngineLanguage,
   EngineResult,
@@ -46,8 +47,10 @@ interface InFlight {
   output: Output;
   maxOutputBytes: number;
   limits: RunRequest["limits"];
-  /** Characters of live output accepted so far, per stream (the host may be the guest's). */
-  printed: { stdout: number; stderr: number };
+  /** Live output accepted so far, per stream, up to the cap (the host may be the guest's). */
+  seen: { stdout: string; stderr: string };
+  /** Characters the host sent past the cap (an honest host sends none). */
+  overflow: number;
   backstop: NodeJS.Timeout;
   /** Removes what the run added to the caller's AbortSignal. */
   detach: () => void;
@@ -57,6 +60,16 @@ interface InFlight {
 const STATS_TIMEOUT_MS = 5_000;
 /** Bytes of the host's own stderr passed on to the server's log per host process. */
 const MAX_HOST_STDERR_BYTES = 64 * 1024;
+/**
+ * What an honest host never does, and how much of it is tolerated before the host is killed:
+ * output past a run's cap (the host's own relay stops at it), messages for runs that are not in
+ * flight (late output after a cancel is the only honest case), and messages that fail validation.
+ */
+const SLACK_CHARS = 64 * 1024;
+const MAX_UNATTRIBUTED_CHARS = 4 * 1024 * 1024;
+const MAX_MALFORMED = 64;
+/** Log messages from one host process that reach the server's log. */
+const MAX_HOST_LOG_LINES = 100;
 
 export class EngineHost {
   private child: ChildProcess | null = null;
@@ -120,7 +133,8 @@ export class EngineHost {
         output,
         maxOutputBytes: request.limits.maxOutputBytes,
         limits: request.limits,
-        printed: { stdout: 0, stderr: 0 },
+        seen: { stdout: "", stderr: "" },
+        overflow: 0,
         backstop,
         detach: () => signal?.removeEventListener("abort", cancel),
       });
@@ -236,7 +250,7 @@ export class EngineHost {
       child.on("message", (raw: unknown) => {
         const event = validateHostEvent(raw);
         if (!event) {
-          this.config.log?.("warn", "dropped a malformed message from the engine host");
+          if (++this.malformed > MAX_MALFORMED) this.misbehaved("sent malformed messages");
           return;
         }
         if (event.type === "ready") {
@@ -263,11 +277,29 @@ export class EngineHost {
       case "output": {
         // A message for a run of this host's tenant, never beyond what that run may print.
         const f = this.inFlight.get(event.id);
-        if (!f) break;
-        const room = f.maxOutputBytes - f.printed[event.stream];
-        if (room <= 0) break;
+        if (!f) {
+          this.unattributed += event.text.length;
+          if (this.unattributed > MAX_UNATTRIBUTED_CHARS)
+            this.misbehaved("sent output for runs that are not in flight");
+          break;
+        }
+        const room = f.maxOutputBytes - f.seen[event.stream].length;
+        if (event.text.length > room) {
+          f.overflow += event.text.length - Math.max(0, room);
+          if (f.overflow > SLACK_CHARS) {
+            this.finish(event.id, {
+              ...failedResult(limitMessage("output_limit", f.limits)!),
+              status: "output_limit",
+              truncated: true,
+              ...f.seen,
+            });
+            this.misbehaved("sent output past a run's cap");
+            break;
+          }
+          if (room <= 0) break;
+        }
         const text = event.text.length > room ? event.text.slice(0, room) : event.text;
-        f.printed[event.stream] += text.length;
+        f.seen[event.stream] += text;
         f.output(event.stream, text);
         break;
       }
@@ -292,7 +324,9 @@ export class EngineHost {
         this.waiters.delete(event.id);
         break;
       case "log":
-        this.config.log?.("warn", "engine host (untrusted)", event.message);
+        // Diagnostics, not data: a few per host reach the log, quoted; a flood does not.
+        if (this.logged++ < MAX_HOST_LOG_LINES)
+          this.config.log?.("warn", "engine host (untrusted)", event.message);
         break;
     }
   }
@@ -321,20 +355,36 @@ export class EngineHost {
     }, BACKSTOP_MS);
   }
 
+  private unattributed = 0;
+  private malformed = 0;
+  private logged = 0;
+
+  /** The host broke the protocol in a way no honest host does: it is killed (and restarted). */
+  private misbehaved(why: string): void {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.config.log?.("warn", `the engine host ${why}; it was killed`);
+    child.kill("SIGKILL");
+  }
+
   private onExit(child: ChildProcess, how: string): void {
     if (this.child !== child) return;
     this.stopPinger();
     this.child = null;
     this.started = null;
+    this.unattributed = 0;
+    this.malformed = 0;
+    this.logged = 0;
     this.cleanup();
     if (!this.closed) this.restarts++;
-    for (const id of [...this.inFlight.keys()]) {
-      this.finish(
-        id,
-        failedResult(
+    for (const [id, f] of [...this.inFlight]) {
+      this.finish(id, {
+        ...failedResult(
           `the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`,
         ),
-      );
+        // What the run printed before the host died is the guest's, and kept.
+        ...f.seen,
+      });
     }
     for (const w of this.waiters.values())
       w({ type: "log", level: "error", message: "engine host died" });

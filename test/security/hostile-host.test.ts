@@ -1,0 +1,121 @@
+// T19 a hostile engine host: the trusted side treats everything its engine host sends as forged.
+// A fake host (fixtures/hostile-host.mjs) floods a run with output for its own and others' ids,
+// sends malformed, unknown, duplicate and oversized messages, never ends a run, and never answers
+// stats(). The server side must stay up, hold no more than each run may cost, answer with
+// results or typed errors, and leave real sandboxes working.
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  expectRuntimeAnswers,
+  FIXTURES_DIR,
+  REPO_DIR,
+  type Runtime,
+  securityRuntime,
+} from "../helpers/security-env.js";
+
+type EngineHostModule = typeof import("../../dist/jail/engine-host.js");
+
+let rt: Runtime;
+let EngineHost: EngineHostModule["EngineHost"];
+const logged: string[] = [];
+
+beforeAll(async () => {
+  rt = await securityRuntime({ pool: { python: 0, javascript: 1, bash: 0 } });
+  ({ EngineHost } = (await import(
+    path.join(REPO_DIR, "dist", "jail", "engine-host.js")
+  )) as EngineHostModule);
+});
+
+afterAll(async () => {
+  await rt?.close();
+});
+
+function hostileHost() {
+  return new EngineHost({
+    pool: {},
+    memoryMb: 128,
+    pythonSnapshot: null,
+    wrap: () => [process.execPath, [path.join(FIXTURES_DIR, "hostile-host.mjs")]],
+    log: (level, message, untrusted) => logged.push(`${level} ${message} ${untrusted ?? ""}`),
+  });
+}
+
+const limits = (over: Partial<Record<string, number>> = {}) => ({
+  timeoutMs: 2_000,
+  memoryMb: 128,
+  maxOutputBytes: 64 * 1024,
+  workspaceQuotaBytes: 1024 * 1024,
+  ...over,
+});
+
+const request = (code: string, over: Partial<Record<string, number>> = {}) => ({
+  code,
+  stdin: "",
+  env: {},
+  limits: limits(over),
+  fullSync: true,
+  sync: { files: [], dirs: [], removed: [] },
+});
+
+describe("T19 hostile engine host", () => {
+  it("T19 a flood of forged, oversized and malformed messages is bounded and attributed", async () => {
+    const host = hostileHost();
+    try {
+      global.gc?.();
+      const rssBefore = process.memoryUsage().rss;
+      const seen = { stdout: 0, stderr: 0 };
+      const r = await host.run(null, "javascript", request("flood"), (stream, text) => {
+        seen[stream] += text.length;
+      });
+      // Output past the cap is a lie no honest host tells: the run ends output_limit, the host dies.
+      expect(r.status).toBe("output_limit");
+      expect(seen.stdout).toBeLessThanOrEqual(64 * 1024);
+      expect(seen.stderr).toBeLessThanOrEqual(64 * 1024);
+      expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(64 * 1024);
+      expect(r.value?.length ?? 0).toBeLessThanOrEqual(1024 * 1024);
+      expect(r.truncated).toBe(true);
+      global.gc?.();
+      const grew = process.memoryUsage().rss - rssBefore;
+      expect(grew, `the trusted side grew by ${grew >> 20} MiB`).toBeLessThan(64 * 1024 * 1024);
+      // Its log lines are quoted as untrusted and capped, never lines of their own.
+      const forged = logged.filter((l) => l.includes("forged"));
+      for (const line of forged) {
+        expect(line).not.toContain("\npolybox");
+        expect(line.length).toBeLessThan(4096 + 200);
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("T19 file changes that escape the workspace or exceed its quota are refused", async () => {
+    const host = hostileHost();
+    try {
+      const r = await host.run(null, "javascript", request("files"), () => undefined);
+      expect(r.status).toBe("error");
+      expect(r.message).toMatch(/invalid result/);
+      expect(r.changes.files).toEqual([]);
+      const malformed = await host.run(null, "javascript", request("malformed"), () => undefined);
+      expect(malformed.status).toBe("error");
+      expect(malformed.message).toMatch(/invalid result/);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("T19 a host that never ends a run or answers stats() is killed in time, with typed errors", async () => {
+    const host = hostileHost();
+    try {
+      const started = Date.now();
+      const r = await host.run(null, "javascript", request("silent"), () => undefined);
+      expect(r.status).toBe("error");
+      expect(r.message).toMatch(/engine process died/);
+      // The backstop: the run's 2 s deadline, then 3 s for a cancel, then 3 s before the kill.
+      expect(Date.now() - started).toBeLessThan(2_000 + 3_000 + 3_000 + 10_000);
+      await expect(host.stats()).rejects.toMatchObject({ code: "PROTOCOL_ERROR" });
+    } finally {
+      await host.close();
+    }
+    await expectRuntimeAnswers(rt);
+  }, 60_000);
+});
