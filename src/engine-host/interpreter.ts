@@ -8,7 +8,9 @@ import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../protoc
 import { validateResult } from "../protocol/validate.js";
 
 /** How long past its deadline an engine may take to report a timeout itself before it is killed. */
-const DEADLINE_GRACE_MS = 100;
+const DEADLINE_GRACE_MS = 1_000;
+/** How long a cancelled run has to stop by itself (keeping its output and state) before the kill. */
+const CANCEL_GRACE_MS = 1_000;
 /**
  * Between runs a worker should be idle. One that keeps its event loop busy (a guest timer or task
  * left running after its run returned) for this many consecutive checks is killed.
@@ -32,6 +34,8 @@ interface Pending {
   request: RunRequest;
   /** What the run printed so far (up to its cap): kept for a result the worker never sends. */
   seen: { stdout: string; stderr: string };
+  /** A cancel was asked for: whatever result comes now is a cancelled run's. */
+  cancelled?: boolean;
 }
 
 const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
@@ -103,8 +107,18 @@ export class Interpreter {
     });
   }
 
+  /**
+   * Stops the run in progress: the engine is asked first (one that yields to the event loop, like
+   * Bash, stops at its next statement with its output and state intact); one that does not stop
+   * within CANCEL_GRACE_MS is killed.
+   */
   cancel(): void {
-    if (this.pending) this.kill("cancelled");
+    const p = this.pending;
+    if (!p || p.cancelled) return;
+    p.cancelled = true;
+    this.worker.postMessage({ type: "interrupt" });
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => this.kill("cancelled"), CANCEL_GRACE_MS);
   }
 
   /** The host is over its memory ceiling: end this interpreter, its run as `memory_limit`. */
@@ -140,7 +154,12 @@ export class Interpreter {
       p.output(message.stream, text);
     } else if (message.type === "result") {
       // Bounded here, before it crosses to the server: the worker's realm may be the guest's.
-      this.settle(validateResult(message.result, p.request.limits));
+      const result = validateResult(message.result, p.request.limits);
+      this.settle(
+        p.cancelled && result.status !== "cancelled"
+          ? { ...result, status: "cancelled", exitCode: 130, value: null, message: "cancelled" }
+          : result,
+      );
       // A worker that reports its state lost (it went over memory) is ending itself: retire it
       // now so that no further run is handed to it.
       if (message.result.stateLost) this.dispose();

@@ -76,17 +76,22 @@ async function boot(): Promise<Engine> {
   return engine;
 }
 
+/** Asks the run in progress to stop (a cancel): engines that yield to the event loop see it. */
+let stopCurrent: (() => void) | null = null;
+
 async function serve(engine: Engine, id: number, request: RunRequest): Promise<EngineResult> {
   memoryGuard.limitBytes = request.limits.memoryMb * 1024 * 1024;
   memoryGuard.hit = false;
   let stopRequested = false;
+  const stop = () => {
+    stopRequested = true;
+    engine.interrupt();
+  };
+  stopCurrent = stop;
   const output = new OutputSink(
     request.limits.maxOutputBytes,
     (stream, text) => send({ type: "output", id, stream, text }),
-    () => {
-      stopRequested = true;
-      engine.interrupt();
-    },
+    stop,
   );
   await engine.applyFiles(request);
   const displays: Display[] = [];
@@ -134,9 +139,10 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
     value: status === "ok" ? outcome.value : null,
     truncated: output.truncated || status === "output_limit",
     ...(message ? { message } : {}),
-    // Memory the guest holds outside WASM growth (buffers made in the realm) cannot be taken
-    // back; the worker ends itself after replying and its state is lost.
-    ...(overMemory || outcome.stateLost ? { stateLost: true } : {}),
+    // An interpreter that hit its memory limit may still hold what filled it (a global array,
+    // buffers in the realm) and would fail the next run the same way: the worker ends itself
+    // after replying, and the result says its state is lost.
+    ...(status === "memory_limit" || outcome.stateLost ? { stateLost: true } : {}),
     changes,
     displays,
   };
@@ -159,11 +165,16 @@ boot().then(
   (engine) => {
     let queue = Promise.resolve();
     port.on("message", (message: ToWorker) => {
+      if (message?.type === "interrupt") {
+        stopCurrent?.();
+        return;
+      }
       if (message?.type !== "run") return;
       queue = queue.then(async () => {
         busy = true;
         lastLimit = message.request.limits.memoryMb * 1024 * 1024;
         const result = await serve(engine, message.id, message.request);
+        stopCurrent = null;
         busy = false;
         send({ type: "result", id: message.id, result });
         if (result.stateLost) hostTimers.setTimeout(() => process.exit(137), 0);

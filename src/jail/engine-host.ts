@@ -39,6 +39,12 @@ const PING_EVERY_MS = 2_000;
 const PING_TIMEOUT_MS = 10_000;
 /** Past a run's own deadline, how long the host gets to answer a cancel before it is killed. */
 const BACKSTOP_MS = 3_000;
+/**
+ * The guest gets its whole `timeoutMs` from the moment it starts; starting it (taking or booting
+ * an interpreter) may take this much more. Past both, the run ends here as `timeout`, whatever
+ * the host is doing: a caller never waits longer than timeoutMs + RUN_GRACE_MS.
+ */
+export const RUN_GRACE_MS = 3_000;
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
 
@@ -126,7 +132,10 @@ export class EngineHost {
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
       // Armed before the request leaves: a host that never answers still ends the run.
-      const backstop = setTimeout(() => this.onOverdue(id), request.limits.timeoutMs + BACKSTOP_MS);
+      const backstop = setTimeout(
+        () => this.onOverdue(id),
+        request.limits.timeoutMs + RUN_GRACE_MS,
+      );
       const cancel = () => this.send(child, { type: "cancel", id });
       this.inFlight.set(id, {
         resolve,
@@ -304,6 +313,11 @@ export class EngineHost {
         break;
       }
       case "result": {
+        const stopping = this.stopping.get(event.id);
+        if (stopping) {
+          clearTimeout(stopping);
+          this.stopping.delete(event.id);
+        }
         const f = this.inFlight.get(event.id);
         if (!f) break;
         const result = validateResult(event.result, f.limits);
@@ -341,19 +355,40 @@ export class EngineHost {
     f.resolve(result);
   }
 
-  /** A run passed its deadline and the host did not end it: ask once, then kill the host. */
+  /**
+   * A run passed its deadline (and the grace for starting it) and the host did not end it: it
+   * ends here as `timeout`, the host is told to stop it, and a host that has not stopped it
+   * BACKSTOP_MS later is killed.
+   */
   private onOverdue(id: number): void {
     const f = this.inFlight.get(id);
     const child = this.child;
     if (!f || !child) return;
+    this.finish(id, {
+      ...failedResult(
+        limitMessage(
+          "timeout",
+          f.limits,
+          "the engine did not stop in time; the interpreter was killed",
+        )!,
+      ),
+      status: "timeout",
+      exitCode: 124,
+      ...f.seen,
+    });
     this.send(child, { type: "cancel", id });
-    f.backstop = setTimeout(() => {
-      if (this.inFlight.has(id)) {
-        this.config.log?.("warn", "the engine host did not end an overdue run; restarting it");
+    this.stopping.set(
+      id,
+      setTimeout(() => {
+        this.stopping.delete(id);
+        this.config.log?.("warn", "the engine host did not stop an overdue run; restarting it");
         child.kill("SIGKILL");
-      }
-    }, BACKSTOP_MS);
+      }, BACKSTOP_MS),
+    );
   }
+
+  /** Runs ended here while the host still had them: id → the timer that kills the host. */
+  private readonly stopping = new Map<number, NodeJS.Timeout>();
 
   private unattributed = 0;
   private malformed = 0;
@@ -375,6 +410,8 @@ export class EngineHost {
     this.unattributed = 0;
     this.malformed = 0;
     this.logged = 0;
+    for (const timer of this.stopping.values()) clearTimeout(timer);
+    this.stopping.clear();
     this.cleanup();
     if (!this.closed) this.restarts++;
     for (const [id, f] of [...this.inFlight]) {

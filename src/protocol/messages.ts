@@ -153,7 +153,7 @@ export interface WorkerInit {
   assets: EngineAssets;
 }
 
-export type ToWorker = { type: "run"; id: number; request: RunRequest };
+export type ToWorker = { type: "run"; id: number; request: RunRequest } | { type: "interrupt" };
 
 export type FromWorker =
   | { type: "ready" }

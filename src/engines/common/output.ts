@@ -1,20 +1,25 @@
 // Worker side: collects one run's stdout and stderr under a byte cap and streams them live.
 // Output past the cap is dropped (never buffered), and the engine is asked to stop the run.
 // Live chunks are flushed at each write, not on a timer: while guest code runs synchronously the
-// worker's event loop is blocked and a timer would never fire. A completed line goes out at once
-// unless lines are arriving faster than LINE_MS apart (a flood), which is batched by size and age.
+// worker's event loop is blocked and a timer would never fire, and a worker killed at its
+// deadline takes unsent output with it. So the first FREE_SENDS writes of a run go out as they
+// are made; past that (a flood), a completed line goes out at once unless lines arrive faster
+// than LINE_MS apart, which is batched by size and age.
 
 export type StreamName = "stdout" | "stderr";
 
 const FLUSH_BYTES = 8 * 1024;
 const FLUSH_MS = 50;
 const LINE_MS = 10;
+/** Writes sent one by one before batching starts: every ordinary program's output, live. */
+const FREE_SENDS = 1000;
 
 export class OutputSink {
   readonly text: Record<StreamName, string> = { stdout: "", stderr: "" };
   private readonly bytes: Record<StreamName, number> = { stdout: 0, stderr: 0 };
   private pending: Record<StreamName, string> = { stdout: "", stderr: "" };
   private lastFlush = 0;
+  private sends = 0;
   truncated = false;
   /** Which stream crossed the cap first, if any. */
   overflowed: StreamName | null = null;
@@ -43,6 +48,10 @@ export class OutputSink {
       this.text[stream] += kept;
       this.pending[stream] += kept;
     }
+    if (this.sends < FREE_SENDS) {
+      this.flush();
+      return;
+    }
     const age = Date.now() - this.lastFlush;
     const lineDone = kept.endsWith("\n") && age >= LINE_MS;
     if (lineDone || this.pending[stream].length >= FLUSH_BYTES || age >= FLUSH_MS) this.flush();
@@ -51,7 +60,10 @@ export class OutputSink {
   flush(): void {
     this.lastFlush = Date.now();
     for (const stream of ["stdout", "stderr"] as const) {
-      if (this.pending[stream]) this.live(stream, this.pending[stream]);
+      if (this.pending[stream]) {
+        this.sends++;
+        this.live(stream, this.pending[stream]);
+      }
       this.pending[stream] = "";
     }
   }
