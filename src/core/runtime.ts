@@ -103,7 +103,8 @@ export class Runtime {
     // What an earlier polybox process left behind when it died (workspaces included) goes now.
     sweepStaleTempDirs();
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const snapshot = options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir);
+    const snapshot =
+      options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir, options.log);
     const runtime = new Runtime(options, snapshot, cacheDir);
     runtime.fleet.start();
     return runtime;

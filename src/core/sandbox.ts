@@ -433,6 +433,11 @@ export class Sandbox {
       this.synced.set(language, null);
       return { status: "workspace_limit", message: refusal, filesChanged: [] };
     }
+    if (result.status === "workspace_limit") {
+      // The engine side already dropped the run's changes: its copy of the workspace is not ours.
+      this.synced.set(language, null);
+      return { status: result.status, message: result.message, filesChanged: [] };
+    }
     try {
       const filesChanged = await this.workspace.apply(result.changes, deadline);
       this.synced.set(language, stateLost || session === null ? null : this.workspace.generation);

@@ -10,21 +10,23 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { PolyboxError } from "./errors.js";
 import { formatBytes } from "./limits.js";
+import { type LogFn, stderrLog } from "./log.js";
 
 export class HostFiles {
   /** Each grant as written (absolute) and as its realpath, when it exists. */
   private readonly roots: { lexical: string; real: string | null }[];
 
-  constructor(readonly grants: readonly string[]) {
+  constructor(
+    readonly grants: readonly string[],
+    log: LogFn = stderrLog,
+  ) {
     this.roots = grants.map((grant) => {
       const lexical = path.resolve(grant);
       let real: string | null = null;
       try {
         real = realpathSync(lexical);
       } catch {
-        process.stderr.write(
-          `polybox: --allow-read path ${lexical} does not exist; nothing under it can be uploaded\n`,
-        );
+        log("warn", `read grant ${lexical} does not exist; nothing under it can be uploaded`);
       }
       return { lexical, real };
     });

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { type LogFn, stderrLog } from "../core/log.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR } from "./assets.js";
 import { permissionFlag } from "./permissions.js";
 
@@ -38,11 +39,14 @@ function pyodideVersion(): string {
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 /** The path of a verified snapshot, building it first if needed; null if it cannot be built. */
-export async function ensurePythonSnapshot(cacheDir: string): Promise<string | null> {
+export async function ensurePythonSnapshot(
+  cacheDir: string,
+  log: LogFn = stderrLog,
+): Promise<string | null> {
   const expected = { pyodide: pyodideVersion(), node: process.versions.node.split(".")[0]! };
   const file = path.join(cacheDir, `pyodide-${expected.pyodide}-node${expected.node}.snapshot`);
   const sidecarFile = `${file}.json`;
-  if (verify(file, sidecarFile, expected)) return file;
+  if (verify(file, sidecarFile, expected, log)) return file;
   try {
     mkdirSync(cacheDir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -53,9 +57,7 @@ export async function ensurePythonSnapshot(cacheDir: string): Promise<string | n
     writeFileSync(sidecarFile, JSON.stringify(sidecar));
     return file;
   } catch (error) {
-    process.stderr.write(
-      `polybox: could not build the Python snapshot, Python will boot slowly: ${String(error)}\n`,
-    );
+    log("warn", "could not build the Python snapshot, Python will boot slowly", String(error));
     return null;
   }
 }
@@ -64,6 +66,7 @@ function verify(
   file: string,
   sidecarFile: string,
   expected: Omit<Sidecar, "sha256" | "size">,
+  log: LogFn,
 ): boolean {
   if (!existsSync(file) || !existsSync(sidecarFile)) return false;
   try {
@@ -75,9 +78,7 @@ function verify(
       sidecar.size === bytes.length &&
       sidecar.sha256 === sha256(bytes);
     if (!ok) {
-      process.stderr.write(
-        "polybox: the cached Python snapshot is stale or corrupt; rebuilding it\n",
-      );
+      log("info", "the cached Python snapshot is stale or corrupt; rebuilding it");
       rmSync(file, { force: true });
     }
     return ok;
