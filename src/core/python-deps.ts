@@ -9,6 +9,7 @@
 
 import { parse as parseToml } from "smol-toml";
 import { PolyboxError } from "./errors.js";
+import { formatBytes, PACKAGE_LIMITS } from "./limits.js";
 import { parseRequirement, type Requirement } from "./requirements.js";
 
 const isSpace = (c: number) => c === 32 || c === 9;
@@ -121,6 +122,12 @@ export function scriptMetadata(code: string): string | null {
 export function inlineDependencies(code: string): Requirement[] {
   const toml = scriptMetadata(code);
   if (toml === null) return [];
+  const { maxScriptMetadataBytes } = PACKAGE_LIMITS;
+  if (Buffer.byteLength(toml) > maxScriptMetadataBytes)
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `the script's PEP 723 block is over ${formatBytes(maxScriptMetadataBytes)}, polybox's limit for script metadata`,
+    );
   let metadata: Record<string, unknown>;
   try {
     metadata = parseToml(toml);
@@ -140,7 +147,7 @@ export function inlineDependencies(code: string): Requirement[] {
       "INVALID_ARGUMENT",
       "`dependencies` in the script's PEP 723 block must be a list of strings",
     );
-  return deps.map(parseRequirement);
+  return parseRequirements(deps, "the script's PEP 723 block");
 }
 
 /** Requirements from a caller: one string or a non-empty list; throws INVALID_ARGUMENT. */
@@ -152,5 +159,15 @@ export function packageRequirements(input: unknown): Requirement[] {
       'packages must be a requirement or a non-empty list of them (e.g. "numpy" or ["attrs", "six==1.16.0"])',
     );
   }
-  return list.map(parseRequirement);
+  return parseRequirements(list, "one call");
+}
+
+function parseRequirements(list: string[], where: string): Requirement[] {
+  const { maxRequirements } = PACKAGE_LIMITS;
+  if (list.length > maxRequirements)
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `${where} names ${list.length} requirements, over polybox's limit of ${maxRequirements}`,
+    );
+  return list.map((text) => parseRequirement(text));
 }
