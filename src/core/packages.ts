@@ -194,26 +194,23 @@ export class PackageResolver {
       if (wheel) return wheel;
     }
     const where = tried.join(", ") || "(no sources configured)";
-    if (seen.size > 0 || (inLock && !locked)) {
+    const refusedHint = refused.length
+      ? `; network sources were refused because their hosts are not granted: allow them with --allow-net=${refused.join(",")}`
+      : "";
+    const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
+    if (versions.length > 0 || (inLock && !locked)) {
       const found = [
-        ...(seen.size > 0
-          ? [
-              `found ${[...seen]
-                .filter((v) => valid(v))
-                .sort(compare)
-                .join(", ")}`,
-            ]
-          : []),
+        ...(versions.length > 0 ? [`found ${versions.join(", ")}`] : []),
         ...(inLock && !locked ? [`Pyodide's lock file has ${inLock.version}`] : []),
       ];
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
-        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}`,
+        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${refusedHint}`,
       );
     }
-    const hint = refused.length
-      ? `; network sources were refused because their hosts are not granted: allow them with --allow-net=${refused.join(",")}`
-      : "; add a directory of wheels with --python-packages=DIR, or an index URL with --python-packages=URL and --allow-net=HOST";
+    const hint =
+      refusedHint ||
+      "; add a directory of wheels with --python-packages=DIR, or an index URL with --python-packages=URL and --allow-net=HOST";
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
       `Python package "${describeRequirement({ name: key, specifier })}" was not found in: ${where}${hint}`,

@@ -99,9 +99,9 @@ export function describeRequirement(r: Pick<Requirement, "name" | "specifier">):
   return `${r.name}${r.specifier}`;
 }
 
-/** Whether `version` meets `specifier` (an empty specifier accepts any valid version). */
+/** Whether `version` meets `specifier`; an empty specifier accepts any version. */
 export function versionSatisfies(version: string, specifier: string): boolean {
-  return valid(version) !== null && (specifier === "" || satisfies(version, specifier));
+  return specifier === "" || (valid(version) !== null && satisfies(version, specifier));
 }
 
 /**

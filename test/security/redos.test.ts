@@ -165,15 +165,22 @@ describe("T21 main-thread freeze: a run with adversarial code", () => {
     ["from + 1 MiB name", fill("a", "from ", "", MIB - 16)],
     ["1 MiB of PEP 723 openers", fill("# /// script\n", "", "", MIB - 16)],
     ["1 MiB unclosed PEP 723 block", fill("#\n", "# /// script\n", "", MIB - 16)],
-  ])("T21 a Python run of %s answers and the server keeps answering", async (_label, code) => {
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    await using sb = await newSandbox(rt);
-    delay.enable();
-    const r = await sb.run("python", code);
-    delay.disable();
-    expect(["ok", "error"]).toContain(r.status);
-    // The longest the server's event loop was blocked during the run (nanoseconds).
-    expect(delay.max / 1e6).toBeLessThan(BOUND_MS);
-    await expectRuntimeAnswers(rt);
-  });
+  ])(
+    "T21 a Python run of %s answers and the server keeps answering",
+    async (_label, code) => {
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      await using sb = await newSandbox(rt, { timeoutMs: 30_000 });
+      delay.enable();
+      const r = await sb.run("python", code);
+      delay.disable();
+      // Pyodide may take long over 1 MiB of code on a loaded machine; that is the engine host's
+      // time, under the run's deadline. What counts is that the run answered and the server did not
+      // stall meanwhile.
+      expect(["ok", "error", "timeout"]).toContain(r.status);
+      // The longest the server's event loop was blocked during the run (nanoseconds).
+      expect(delay.max / 1e6).toBeLessThan(BOUND_MS);
+      await expectRuntimeAnswers(rt);
+    },
+    120_000,
+  );
 });
