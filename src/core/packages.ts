@@ -139,7 +139,7 @@ export class PackageResolver {
     const wanted = new Map<string, string>();
     for (const r of requirements)
       wanted.set(r.name, [wanted.get(r.name) ?? "", r.specifier].filter(Boolean).join(","));
-    // A Set, not a list: a guest's PEP 723 block may name many thousands of packages.
+    // A Set: membership stays cheap however many packages a guest's PEP 723 block names.
     const order = new Set<string>();
     const visit = (key: string, stack: string[]) => {
       if (order.has(key) || stack.includes(key)) return;
