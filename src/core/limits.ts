@@ -39,6 +39,16 @@ export const IMAGE_LIMITS = Object.freeze({
 /** Files and directories one workspace may hold, whatever their size (each costs an inode). */
 export const MAX_WORKSPACE_ENTRIES = 10_000;
 
+/**
+ * Python requirements read from guest code (a PEP 723 block) or from a caller: the block at most
+ * this big, and at most this many requirements in it or in one install call. They bound what the
+ * server's main thread parses before a run; real scripts need a few hundred bytes.
+ */
+export const PACKAGE_LIMITS = Object.freeze({
+  maxScriptMetadataBytes: 64 * 1024,
+  maxRequirements: 256,
+});
+
 /** The largest value a caller may ask for unless the operator raises it. */
 export const DEFAULT_MAX_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 15 * 60_000,

@@ -41,9 +41,11 @@ export function sniff(path: string, bytes: Uint8Array): { mimeType: string; text
   if (bytes[0] === 0x52 && bytes[1] === 0x49 && bytes[8] === 0x57 && bytes[9] === 0x45) {
     return { mimeType: "image/webp", text: null };
   }
-  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase() ?? "";
+  const dot = path.lastIndexOf(".");
+  const ext = dot < 0 ? "" : path.slice(dot + 1).toLowerCase();
   const text = decodeText(bytes);
-  const byExt = BY_EXTENSION[ext];
+  // Own keys only: a guest may name a file `x.constructor`.
+  const byExt = Object.hasOwn(BY_EXTENSION, ext) ? BY_EXTENSION[ext] : undefined;
   if (text !== null) return { mimeType: byExt ?? "text/plain", text };
   return {
     mimeType: byExt && !byExt.startsWith("text/") ? byExt : "application/octet-stream",

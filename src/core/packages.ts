@@ -8,11 +8,23 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { compare, valid } from "@renovatebot/pep440";
 import { PYODIDE_DIR } from "../jail/assets.js";
 import { PolyboxError } from "./errors.js";
+import { importedModules } from "./python-deps.js";
+import {
+  bestVersion,
+  describeRequirement,
+  normalizeName,
+  type Requirement,
+  versionSatisfies,
+} from "./requirements.js";
+
+export { normalizeName };
 
 export interface Wheel {
   name: string;
+  version: string;
   fileName: string;
   data: Uint8Array;
   /** Where Pyodide installs it: site-packages, or the shared-library directory. */
@@ -21,6 +33,7 @@ export interface Wheel {
 
 interface LockPackage {
   name: string;
+  version: string;
   file_name: string;
   sha256: string;
   depends: string[];
@@ -40,11 +53,6 @@ export interface PackageOptions {
 export const PYODIDE_CDN = (version: string) =>
   `https://cdn.jsdelivr.net/pyodide/v${version}/full/`;
 
-/** PEP 503 normalization: `Foo_Bar.baz` → `foo-bar-baz`. */
-export function normalizeName(name: string): string {
-  return name.toLowerCase().replace(/[-_.]+/g, "-");
-}
-
 const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 function readLock(): { version: string; packages: Map<string, LockPackage> } {
@@ -60,6 +68,46 @@ function readLock(): { version: string; packages: Map<string, LockPackage> } {
   };
 }
 
+/** `{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`, or null if not a wheel's name. */
+export function parseWheelName(
+  fileName: string,
+): { name: string; version: string; pure: boolean } | null {
+  if (!fileName.endsWith(".whl")) return null;
+  const parts = fileName.slice(0, -4).split("-");
+  if (parts.length !== 5 && parts.length !== 6) return null;
+  return {
+    name: normalizeName(parts[0]!),
+    version: parts[1]!,
+    pure: parts[parts.length - 2] === "none" && parts[parts.length - 1] === "any",
+  };
+}
+
+interface Candidate {
+  fileName: string;
+  version: string;
+  pure: boolean;
+}
+
+/** The highest version meeting `specifier`; of its wheels, a pure-Python one first. */
+function choose<C extends Candidate>(candidates: C[], specifier: string): C | null {
+  const version = bestVersion([...new Set(candidates.map((c) => c.version))], specifier);
+  const same = candidates.filter((c) => c.version === version);
+  return same.find((c) => c.pure) ?? same[0] ?? null;
+}
+
+/** Links in a PEP 503 page: one pass (each quantifier stops at its closing quote). */
+function links(html: string, page: string): URL[] {
+  const urls: URL[] = [];
+  for (const m of html.matchAll(/href=(?:"([^"]*)"|'([^']*)')/gi)) {
+    try {
+      urls.push(new URL(m[1] ?? m[2]!, page));
+    } catch {
+      // Not a URL: not a link to a wheel either.
+    }
+  }
+  return urls;
+}
+
 export class PackageResolver {
   private readonly lock = readLock();
   private readonly importIndex = new Map<string, string>();
@@ -72,37 +120,58 @@ export class PackageResolver {
   /** Lock-file packages that provide the top-level modules `code` imports. */
   packagesForImports(code: string): string[] {
     const found = new Set<string>();
-    for (const m of code.matchAll(
-      /^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))/gm,
-    )) {
-      const names = m[1] ? [m[1]] : m[2]!.split(",").map((s) => s.trim().split(/[.\s]/)[0]!);
-      for (const n of names) {
-        const pkg = this.importIndex.get(n);
-        if (pkg) found.add(pkg);
-      }
+    for (const module of importedModules(code)) {
+      const pkg = this.importIndex.get(module);
+      if (pkg) found.add(pkg);
     }
     return [...found];
   }
 
-  /** Resolves names (and lock-file dependencies) to wheels, dependencies first. */
-  async resolve(names: string[]): Promise<Wheel[]> {
-    const order: string[] = [];
-    const visit = (name: string, stack: string[]) => {
-      const key = normalizeName(name);
-      if (order.includes(key) || stack.includes(key)) return;
-      for (const dep of this.lock.packages.get(key)?.depends ?? []) visit(dep, [...stack, key]);
-      order.push(key);
+  /**
+   * The wheels that `requirements` (and the lock-file dependencies of what they pull in) need
+   * beyond what is `installed`, dependencies first. A requirement an installed version meets
+   * needs nothing; one it does not meet is refused, as a sandbox holds one version of a package.
+   */
+  async resolve(
+    requirements: Requirement[],
+    installed: ReadonlyMap<string, Wheel> = new Map(),
+  ): Promise<Wheel[]> {
+    const wanted = new Map<string, string>();
+    for (const r of requirements)
+      wanted.set(r.name, [wanted.get(r.name) ?? "", r.specifier].filter(Boolean).join(","));
+    // A Set: membership stays cheap however many packages a guest's PEP 723 block names.
+    const order = new Set<string>();
+    const visit = (key: string, stack: string[]) => {
+      if (order.has(key) || stack.includes(key)) return;
+      const specifier = wanted.get(key) ?? "";
+      const have = installed.get(key);
+      if (have) {
+        if (specifier !== "" && !versionSatisfies(have.version, specifier)) {
+          throw new PolyboxError(
+            "INVALID_ARGUMENT",
+            `${key} ${have.version} is already installed in this sandbox and does not meet ${specifier}; a sandbox holds one version of a package, so install ${describeRequirement({ name: key, specifier })} in a new sandbox`,
+          );
+        }
+        return;
+      }
+      const locked = this.lock.packages.get(key);
+      if (locked && versionSatisfies(locked.version, specifier))
+        for (const dep of locked.depends) visit(normalizeName(dep), [...stack, key]);
+      order.add(key);
     };
-    for (const n of names) visit(n, []);
+    for (const key of wanted.keys()) visit(key, []);
     const wheels: Wheel[] = [];
-    for (const key of order) wheels.push(await this.fetchOne(key));
+    for (const key of order) wheels.push(await this.fetchOne(key, wanted.get(key) ?? ""));
     return wheels;
   }
 
-  private async fetchOne(key: string): Promise<Wheel> {
-    const locked = this.lock.packages.get(key);
+  private async fetchOne(key: string, specifier: string): Promise<Wheel> {
+    const inLock = this.lock.packages.get(key);
+    // The lock file has one version of each package; a pin it misses may be met by a source.
+    const locked = inLock && versionSatisfies(inLock.version, specifier) ? inLock : undefined;
     const tried: string[] = [];
     const refused: string[] = [];
+    const seen = new Set<string>();
     for (const source of [
       ...this.options.sources,
       ...(locked ? [PYODIDE_CDN(this.lock.version)] : []),
@@ -110,7 +179,7 @@ export class PackageResolver {
       const isUrl = /^https?:\/\//.test(source);
       tried.push(source);
       if (!isUrl) {
-        const local = this.fromDirectory(source, key, locked);
+        const local = this.fromDirectory(source, key, specifier, locked, seen);
         if (local) return local;
         continue;
       }
@@ -121,15 +190,30 @@ export class PackageResolver {
       }
       const wheel = locked
         ? await this.fromLockUrl(source, locked)
-        : await this.fromIndex(source, key);
+        : await this.fromIndex(source, key, specifier, seen);
       if (wheel) return wheel;
     }
-    const hint = refused.length
+    const where = tried.join(", ") || "(no sources configured)";
+    const refusedHint = refused.length
       ? `; network sources were refused because their hosts are not granted: allow them with --allow-net=${refused.join(",")}`
-      : "; add a directory of wheels with --python-packages=DIR, or an index URL with --python-packages=URL and --allow-net=HOST";
+      : "";
+    const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
+    if (versions.length > 0 || (inLock && !locked)) {
+      const found = [
+        ...(versions.length > 0 ? [`found ${versions.join(", ")}`] : []),
+        ...(inLock && !locked ? [`Pyodide's lock file has ${inLock.version}`] : []),
+      ];
+      throw new PolyboxError(
+        "PACKAGE_NOT_FOUND",
+        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${refusedHint}`,
+      );
+    }
+    const hint =
+      refusedHint ||
+      "; add a directory of wheels with --python-packages=DIR, or an index URL with --python-packages=URL and --allow-net=HOST";
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
-      `Python package "${key}" was not found in: ${tried.join(", ") || "(no sources configured)"}${hint}`,
+      `Python package "${describeRequirement({ name: key, specifier })}" was not found in: ${where}${hint}`,
     );
   }
 
@@ -140,19 +224,39 @@ export class PackageResolver {
     );
   }
 
-  private fromDirectory(dir: string, key: string, locked: LockPackage | undefined): Wheel | null {
+  private fromDirectory(
+    dir: string,
+    key: string,
+    specifier: string,
+    locked: LockPackage | undefined,
+    seen: Set<string>,
+  ): Wheel | null {
     if (!existsSync(dir)) return null;
     const files = readdirSync(dir).filter((f) => f.endsWith(".whl"));
-    const file = locked
-      ? files.find((f) => f === locked.file_name)
-      : files
-          .filter((f) => normalizeName(f.split("-")[0]!) === key)
-          .sort()
-          .pop();
-    if (!file) return null;
-    const data = new Uint8Array(readFileSync(path.join(dir, file)));
-    if (locked) this.checkHash(key, file, data, locked.sha256, dir);
-    return { name: key, fileName: file, data, installDir: installDirOf(locked) };
+    if (locked) {
+      const file = files.find((f) => f === locked.file_name);
+      if (!file) return null;
+      const data = new Uint8Array(readFileSync(path.join(dir, file)));
+      this.checkHash(key, file, data, locked.sha256, dir);
+      return {
+        name: key,
+        version: locked.version,
+        fileName: file,
+        data,
+        installDir: installDirOf(locked),
+      };
+    }
+    const candidates: Candidate[] = [];
+    for (const fileName of files) {
+      const parsed = parseWheelName(fileName);
+      if (parsed?.name !== key) continue;
+      seen.add(parsed.version);
+      candidates.push({ fileName, ...parsed });
+    }
+    const pick = choose(candidates, specifier);
+    if (!pick) return null;
+    const data = new Uint8Array(readFileSync(path.join(dir, pick.fileName)));
+    return { name: key, version: pick.version, fileName: pick.fileName, data, installDir: "site" };
   }
 
   private async fromLockUrl(base: string, locked: LockPackage): Promise<Wheel> {
@@ -161,6 +265,7 @@ export class PackageResolver {
     this.checkHash(locked.name, locked.file_name, data, locked.sha256, url);
     return {
       name: normalizeName(locked.name),
+      version: locked.version,
       fileName: locked.file_name,
       data,
       installDir: installDirOf(locked),
@@ -168,7 +273,12 @@ export class PackageResolver {
   }
 
   /** PEP 503 simple index: `{index}/{name}/` lists wheel links, optionally with `#sha256=`. */
-  private async fromIndex(index: string, key: string): Promise<Wheel | null> {
+  private async fromIndex(
+    index: string,
+    key: string,
+    specifier: string,
+    seen: Set<string>,
+  ): Promise<Wheel | null> {
     const page = new URL(`${key}/`, index.endsWith("/") ? index : `${index}/`).href;
     const response = await fetch(page).catch((e: unknown) => {
       throw new PolyboxError(
@@ -182,25 +292,33 @@ export class PackageResolver {
         "PACKAGE_NOT_FOUND",
         `${page} answered ${response.status} for Python package "${key}"`,
       );
-    const html = await response.text();
-    const links = [...html.matchAll(/href="([^"]+\.whl(?:#sha256=[0-9a-f]{64})?)"/gi)].map(
-      (m) => new URL(m[1]!, page),
-    );
-    const pick =
-      links.filter((u) => /-(py3|py2\.py3)-none-any\.whl$/.test(u.pathname)).pop() ?? links.pop();
+    const candidates: (Candidate & { url: URL })[] = [];
+    for (const url of links(await response.text(), page)) {
+      let fileName: string;
+      try {
+        fileName = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1));
+      } catch {
+        continue;
+      }
+      const parsed = parseWheelName(fileName);
+      if (parsed?.name !== key) continue;
+      seen.add(parsed.version);
+      candidates.push({ fileName, url, ...parsed });
+    }
+    const pick = choose(candidates, specifier);
     if (!pick) return null;
-    const expected = /sha256=([0-9a-f]{64})/.exec(pick.hash)?.[1];
-    const fileName = decodeURIComponent(pick.pathname.split("/").pop()!);
-    pick.hash = "";
-    if (!this.hostAllowed(pick.href)) {
+    const expected = /sha256=([0-9a-f]{64})/.exec(pick.url.hash)?.[1];
+    const url = new URL(pick.url.href);
+    url.hash = "";
+    if (!this.hostAllowed(url.href)) {
       throw new PolyboxError(
         "PERMISSION_DENIED",
-        `the index links ${fileName} on ${pick.host}, which is not granted: allow it with --allow-net=${pick.host}`,
+        `the index links ${pick.fileName} on ${url.host}, which is not granted: allow it with --allow-net=${url.host}`,
       );
     }
-    const data = await this.download(pick.href, expected);
-    if (expected) this.checkHash(key, fileName, data, expected, pick.href);
-    return { name: key, fileName, data, installDir: "site" };
+    const data = await this.download(url.href, expected);
+    if (expected) this.checkHash(key, pick.fileName, data, expected, url.href);
+    return { name: key, version: pick.version, fileName: pick.fileName, data, installDir: "site" };
   }
 
   private async download(url: string, expectedSha?: string): Promise<Uint8Array> {

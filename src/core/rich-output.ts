@@ -18,7 +18,9 @@ const IMAGE_TYPES: Record<string, string> = {
 };
 
 export function imageTypeOf(path: string): string | undefined {
-  return IMAGE_TYPES[path.slice(path.lastIndexOf(".") + 1).toLowerCase()];
+  const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
+  // Own keys only: a guest may name a file `x.constructor`.
+  return Object.hasOwn(IMAGE_TYPES, ext) ? IMAGE_TYPES[ext] : undefined;
 }
 
 export interface RichOutput {

@@ -13,8 +13,8 @@ import {
 } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
 import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from "./limits.js";
-import { normalizeName, type Wheel } from "./packages.js";
-import { inlineDependencies, packageNames } from "./python-deps.js";
+import type { Wheel } from "./packages.js";
+import { inlineDependencies, packageRequirements } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
 import type { RunHost } from "./run-host.js";
 import { defaultRuntime, type Runtime } from "./runtime.js";
@@ -175,17 +175,9 @@ export class Sandbox {
    * from the runtime's package sources. Returns the distribution names installed.
    */
   async installPackages(packages: string | string[]): Promise<string[]> {
-    const names = packageNames(packages);
-    if (!names) {
-      throw new PolyboxError(
-        "INVALID_ARGUMENT",
-        'packages must be a package name or a non-empty list of names (e.g. "numpy" or ["attrs", "six==1.16"])',
-      );
-    }
+    const requirements = packageRequirements(packages);
     return this.exclusive(async () => {
-      const wheels = (await this.runtime.packages.resolve(names)).filter(
-        (w) => !this.wheels.has(w.name),
-      );
+      const wheels = await this.runtime.packages.resolve(requirements, this.wheels);
       if (wheels.length > 0) {
         const request = this.buildRequest("", {});
         const r = await this.execute("python", request, {}, this.sessionKey("python"), wheels);
@@ -196,20 +188,27 @@ export class Sandbox {
           );
         }
       }
-      return names.map(normalizeName);
+      return [...new Set(requirements.map((r) => r.name))];
     });
   }
 
   /** The wheels a Python run needs before it starts: PEP 723 requirements and matched imports. */
   private async wheelsFor(code: string, notes: string[]): Promise<Wheel[]> {
-    const required = inlineDependencies(code).filter((n) => !this.wheels.has(normalizeName(n)));
+    const required = inlineDependencies(code);
+    const requiredNames = new Set(required.map((r) => r.name));
     const wished = this.runtime.packages
       .packagesForImports(code)
-      .filter((n) => !this.wheels.has(n) && !required.includes(n));
-    const wheels = required.length > 0 ? await this.runtime.packages.resolve(required) : [];
+      .filter((n) => !this.wheels.has(n) && !requiredNames.has(n));
+    const wheels = await this.runtime.packages.resolve(required, this.wheels);
     for (const name of wished) {
+      const installed = new Map([...this.wheels, ...wheels.map((w) => [w.name, w] as const)]);
       try {
-        wheels.push(...(await this.runtime.packages.resolve([name])));
+        wheels.push(
+          ...(await this.runtime.packages.resolve(
+            [{ name, specifier: "", extras: [], text: name }],
+            installed,
+          )),
+        );
       } catch (error) {
         if (!isPolyboxError(error)) throw error;
         notes.push(`the code imports ${name}, which was not installed: ${error.message}`);

@@ -33,18 +33,25 @@ export function decode(line: string): unknown {
   });
 }
 
-/** Calls `onLine` for every complete line arriving on `stream`. */
+/**
+ * Calls `onLine` for every complete line arriving on `stream`. Each chunk is searched once: the
+ * part of a line that came before is kept aside, not searched again, so a long line costs time
+ * linear in its length, not in its length times the number of chunks it came in.
+ */
 export function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let buffered = "";
+  let pending: string[] = [];
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
-    buffered += chunk;
-    let at = buffered.indexOf("\n");
+    let start = 0;
+    let at = chunk.indexOf("\n");
     while (at >= 0) {
-      const line = buffered.slice(0, at);
-      buffered = buffered.slice(at + 1);
+      pending.push(chunk.slice(start, at));
+      const line = pending.join("");
+      pending = [];
       if (line) onLine(line);
-      at = buffered.indexOf("\n");
+      start = at + 1;
+      at = chunk.indexOf("\n", start);
     }
+    if (start < chunk.length) pending.push(chunk.slice(start));
   });
 }

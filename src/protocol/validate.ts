@@ -96,13 +96,10 @@ function validateChanges(raw: unknown): FileSync | null {
 function capText(text: string, maxBytes: number): { text: string; cut: boolean } {
   if (text.length <= maxBytes / 4 || Buffer.byteLength(text) <= maxBytes)
     return { text, cut: false };
-  return {
-    text: Buffer.from(text)
-      .subarray(0, maxBytes)
-      .toString("utf8")
-      .replace(/\uFFFD$/, ""),
-    cut: true,
-  };
+  // A character cut in half decodes as one U+FFFD at the end: drop it. (A check of the last
+  // character, not a regex: the text is the guest's and this runs on the server's main thread.)
+  const cut = Buffer.from(text).subarray(0, maxBytes).toString("utf8");
+  return { text: cut.endsWith("\uFFFD") ? cut.slice(0, -1) : cut, cut: true };
 }
 
 /**

@@ -18,12 +18,29 @@ const wheel = buildWheel(
 );
 const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-wheels-"));
 writeFileSync(path.join(dir, wheel.fileName), wheel.data);
+// Several versions of one distribution, each reporting its own version: 1.10 must beat 1.9
+// (PEP 440 order, not string order) and a pre-release is chosen only when asked for.
+const VERSIONS = ["1.9", "1.10", "2.0rc1"];
+const versioned = VERSIONS.map((v) =>
+  buildWheel("polybox-ver", v, "polybox_ver", `VERSION = ${JSON.stringify(v)}\n`),
+);
+for (const w of versioned) writeFileSync(path.join(dir, w.fileName), w.data);
 
 let requests = 0;
 let badHash = false;
 const server = http.createServer((req, res) => {
   requests++;
-  if (req.url === "/simple/polybox-demo/") {
+  if (req.url === "/simple/polybox-ver/") {
+    res.end(
+      versioned
+        .map((w) => `<a href="/files/${w.fileName}#sha256=${w.sha256}">${w.fileName}</a><br/>`)
+        .join("\n"),
+    );
+  } else if (req.url?.startsWith("/files/polybox_ver-")) {
+    const w = versioned.find((v) => req.url === `/files/${v.fileName}`);
+    res.statusCode = w ? 200 : 404;
+    res.end(w?.data);
+  } else if (req.url === "/simple/polybox-demo/") {
     const hash = badHash ? "0".repeat(64) : wheel.sha256;
     res.end(
       `<html><body><a href="../../files/${wheel.fileName}#sha256=${hash}">${wheel.fileName}</a></body></html>`,
@@ -118,7 +135,131 @@ describe("python packages", () => {
   });
 });
 
+/** The version of `polybox_ver` a sandbox imports. */
+async function versionIn(sb: Sandbox): Promise<string | null> {
+  return (await sb.run("python", "import polybox_ver\npolybox_ver.VERSION")).value;
+}
+
+describe("python package versions", () => {
+  it.each([
+    ["polybox-ver", "'1.10'"],
+    ["polybox-ver==1.9", "'1.9'"],
+    ["polybox-ver == 1.9.0", "'1.9'"],
+    ["polybox-ver~=1.9", "'1.10'"],
+    ["polybox-ver>=1.9,<1.10", "'1.9'"],
+    ["Polybox_Ver (>=2.0rc1)", "'2.0rc1'"],
+    ["polybox-ver[extra]<2", "'1.10'"],
+  ])("%s installs the highest satisfying version by PEP 440 order", async (spec, version) => {
+    await using sb = await Sandbox.create({ runtime: local });
+    expect(await sb.installPackages(spec)).toEqual(["polybox-ver"]);
+    expect(await versionIn(sb)).toBe(version);
+  });
+
+  it.each(["polybox-ver==2.0", "polybox-ver>=5", "polybox-ver<1.9", "polybox-ver>1.9,<1.10"])(
+    "%s is refused with the versions that were found",
+    async (spec) => {
+      await using sb = await Sandbox.create({ runtime: local });
+      const error = await sb.installPackages(spec).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "PACKAGE_NOT_FOUND" });
+      expect((error as Error).message).toContain(spec.slice("polybox-ver".length));
+      expect((error as Error).message).toMatch(/1\.9, 1\.10, 2\.0rc1/);
+      const r = await sb.run("python", "import polybox_ver");
+      expect(r.stderr).toMatch(/No module named 'polybox_ver'/);
+    },
+  );
+
+  it.each([
+    "not a valid ;; spec",
+    "polybox-ver==",
+    "polybox-ver=>1",
+    "polybox-ver==1.0 extra",
+    "polybox-ver[extra",
+    "polybox-ver @ https://example.com/polybox_ver-1.9-py3-none-any.whl",
+    'polybox-ver; python_version >= "3"',
+    "-polybox-ver",
+    "",
+  ])("%j is refused as an invalid requirement", async (spec) => {
+    await using sb = await Sandbox.create({ runtime: local });
+    await expect(sb.installPackages(spec)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("keeps one version per sandbox: a pin the installed version meets is a no-op, another is refused", async () => {
+    await using sb = await Sandbox.create({ runtime: local });
+    await sb.installPackages("polybox-ver==1.9");
+    expect(await sb.installPackages("polybox-ver<1.10")).toEqual(["polybox-ver"]);
+    await expect(sb.installPackages("polybox-ver==1.10")).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/polybox-ver 1\.9 is already installed/),
+    });
+    expect(await versionIn(sb)).toBe("'1.9'");
+  });
+
+  it("checks a pin on a Pyodide package against the lock file's version", async () => {
+    await using sb = await Sandbox.create({ runtime: local });
+    await expect(sb.installPackages("micropip==99")).rejects.toMatchObject({
+      code: "PACKAGE_NOT_FOUND",
+      message: expect.stringMatching(/micropip.*==99.*0\.11\.1/),
+    });
+  });
+
+  it("keeps PEP 723 pins, read with a TOML parser", async () => {
+    const code = [
+      "# /// script",
+      '# requires-python = ">=3.11"',
+      "# dependencies = [",
+      "#   'polybox-ver==1.9',  # a comment with a ] in it",
+      '#   "polybox-demo",',
+      "# ]",
+      "# ///",
+      "import polybox_ver, polybox_demo",
+      "print(polybox_ver.VERSION, polybox_demo.greet('x'))",
+    ].join("\n");
+    const r = await run({ runtime: local, language: "python", code });
+    expect(r).toMatchObject({ status: "ok", stdout: "1.9 hello x\n" });
+  });
+
+  it("does not start a script whose PEP 723 block cannot be met or parsed", async () => {
+    await using sb = await Sandbox.create({ runtime: local });
+    const block = (toml: string) => `# /// script\n${toml}\n# ///\nprint("ran")`;
+    for (const [toml, message] of [
+      ['# dependencies = ["polybox-ver>=5"]', /polybox-ver.*>=5.*1\.9, 1\.10, 2\.0rc1/],
+      ['# dependencies = ["polybox-ver ;; x"]', /not a valid requirement/],
+      ["# dependencies = [", /TOML/],
+      ['# dependencies = "polybox-ver"', /dependencies.*list of strings/],
+    ] as const) {
+      const r = await sb.run("python", block(toml));
+      expect(r.status).toBe("error");
+      expect(r.stdout).toBe("");
+      expect(r.message).toMatch(message);
+    }
+  });
+});
+
 describe("python packages over the network", () => {
+  it("chooses among an index's versions by PEP 440 and honours pins", async () => {
+    const rt = await testRuntime({
+      pythonPackages: [index],
+      permissions: { net: [grant] },
+      cacheDir: mkdtempSync(path.join(os.tmpdir(), "polybox-cache-")),
+      pool: { python: 1, javascript: 0, bash: 0 },
+    });
+    try {
+      await using latest = await Sandbox.create({ runtime: rt });
+      await latest.installPackages("polybox-ver");
+      expect(await versionIn(latest)).toBe("'1.10'");
+      await using pinned = await Sandbox.create({ runtime: rt });
+      await pinned.installPackages("polybox-ver<1.10");
+      expect(await versionIn(pinned)).toBe("'1.9'");
+      await using none = await Sandbox.create({ runtime: rt });
+      await expect(none.installPackages("polybox-ver==2.0")).rejects.toMatchObject({
+        code: "PACKAGE_NOT_FOUND",
+        message: expect.stringMatching(/==2\.0.*1\.9, 1\.10, 2\.0rc1/),
+      });
+    } finally {
+      await rt.close();
+    }
+  });
+
   it("downloads from an index on a granted host, checking the link's sha256", async () => {
     requests = 0;
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));

@@ -1,5 +1,6 @@
 // End to end over stdio: install_package from a local wheel directory granted with
-// --python-packages, then the package imported in that sandbox; and a missing package's error.
+// --python-packages, then the package imported in that sandbox; and the errors for a missing
+// package, a pin no source meets and a requirement that does not parse.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -53,5 +54,24 @@ describe("install_package", () => {
     });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/^PACKAGE_NOT_FOUND: .*no-such-dist-abc.*polybox-wheels-/);
+  });
+
+  it("refuses a pin no source meets and a requirement that does not parse", async () => {
+    const sandbox_id = (await call(server.client, "create_sandbox", {})).structuredContent
+      ?.sandbox_id;
+    const pinned = await call(server.client, "install_package", {
+      sandbox_id,
+      package_name: "polybox-mcp-demo==2.0",
+    });
+    expect(pinned.isError).toBe(true);
+    expect(text(pinned)).toMatch(/^PACKAGE_NOT_FOUND: .*polybox-mcp-demo.*==2\.0.*found 1\.0\.0/);
+    const invalid = await call(server.client, "install_package", {
+      sandbox_id,
+      package_name: "not a valid ;; spec",
+    });
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toMatch(
+      /^INVALID_ARGUMENT: "not a valid ;; spec" is not a valid requirement/,
+    );
   });
 });

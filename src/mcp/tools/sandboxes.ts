@@ -152,15 +152,19 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
       name: "install_package",
       title: "Install Python packages",
       description:
-        "Install Python packages into a sandbox's Python interpreter (Pyodide packages and pure-Python wheels, from the package sources the server operator configured). Give package_name or packages. Installed packages persist in that sandbox only.",
+        'Install Python packages into a sandbox\'s Python interpreter (Pyodide packages and pure-Python wheels, from the package sources the server operator configured). Give package_name or packages, each a requirement that may pin versions (PEP 508/440, e.g. "attrs>=23,<25"): the highest version that satisfies is installed, and a pin no source meets is an error. Installed packages persist in that sandbox only, one version each.',
       input: {
         sandbox_id: a.sandboxId,
         package_name: z
           .string()
           .min(1)
           .optional()
-          .describe('One package, e.g. "numpy" or "six==1.16.0"'),
-        packages: z.array(z.string().min(1)).min(1).optional().describe("Several packages"),
+          .describe('One requirement, e.g. "numpy" or "six==1.16.0"'),
+        packages: z
+          .array(z.string().min(1))
+          .min(1)
+          .optional()
+          .describe('Several requirements, e.g. ["attrs>=23", "six"]'),
       },
       output: { sandbox_id: z.string(), installed: z.array(z.string()) },
       annotations: { openWorldHint: true },
