@@ -32,6 +32,8 @@ export interface Flags {
   lang?: string;
   eval?: string;
   file?: string;
+  /** `polybox run --file HOST[:WORKSPACE_PATH]`: host files or directories put in the workspace. */
+  inputs?: string[];
   /** `polybox run FILE -- ARGS…`: the program's arguments (WebAssembly modules). */
   args?: string[];
   json?: boolean;
@@ -65,7 +67,8 @@ type Kind =
   | "string"
   | "bool"
   | "pool"
-  | "isolation";
+  | "isolation"
+  | "append";
 
 interface FlagSpec {
   kind: Kind;
@@ -98,6 +101,7 @@ const FLAGS: Record<string, FlagSpec> = {
   token: { kind: "string", key: "token", on: ["serve"] },
   lang: { kind: "string", key: "lang", on: ["run"] },
   eval: { kind: "string", key: "eval", on: ["run"] },
+  file: { kind: "append", key: "inputs", on: ["run"] },
   json: { kind: "bool", key: "json", on: ["doctor"] },
   pool: { kind: "pool", key: "pool", on: SERVERS },
   isolation: { kind: "isolation", key: "isolation", on: RUNNERS },
@@ -195,6 +199,8 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
     }
   };
   switch (spec.kind) {
+    case "append":
+      return [...((flags[spec.key] as string[] | undefined) ?? []), value!];
     case "list":
       return [...((flags[spec.key] as string[] | undefined) ?? []), ...splitList(value!, name)];
     case "duration": {

@@ -42,7 +42,7 @@ Server (mcp, serve):
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
   --job-retention=10m           how long finished async jobs keep their results
   --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file
-  --pool=LANG=N[,LANG=N]        warm interpreters per language, e.g. python=2,javascript=4,bash=2
+  --pool=LANG=N[,LANG=N]        warm engine processes per language, e.g. python=2,javascript=4,bash=2
 
 HTTP (serve):
   --port=8765                   port (0 = any free port; the URL is printed on stderr)
@@ -50,8 +50,10 @@ HTTP (serve):
   --token=SECRET                require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN)
 
 Run:
-  --lang=L, -l L                python, javascript, typescript or bash
+  --lang=L, -l L                python, javascript, typescript, bash, ruby or wasm
   --eval=CODE, -e CODE          code to run instead of a FILE
+  --file=HOST[:PATH]            put a host file or directory in the workspace (at PATH, default
+                                its own name); repeatable; it must lie under an --allow-read path
 
 Values: sizes like 512M, 1G, 64k; durations like 30s, 5m, 1500ms, 2h.
 `;

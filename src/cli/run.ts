@@ -3,11 +3,14 @@
 // reaches no host files). Output streams to the terminal as the guest writes it, and the
 // process exits with the run's exit code.
 
-import { readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { PolyboxError } from "../core/errors.js";
+import { DEFAULT_LIMITS } from "../core/limits.js";
 import { Runtime } from "../core/runtime.js";
 import { run } from "../core/sandbox.js";
 import { LANGUAGES, type Language } from "../core/types.js";
+import { HostFiles } from "../core/upload.js";
 import { type Flags, UsageError } from "./args.js";
 import { runtimeOptions } from "./options.js";
 
@@ -73,8 +76,15 @@ export async function runCommand(flags: Flags): Promise<number> {
     }
   }
   // No warm pools: this process runs one program, so booting spares would only cost time.
+  const options = runtimeOptions(flags);
+  const inputs = await hostInputs(
+    flags.inputs ?? [],
+    flags.allowRead,
+    options.limits?.workspaceQuotaBytes ?? DEFAULT_LIMITS.workspaceQuotaBytes,
+  );
+  if (Object.keys(inputs).length > 0) files = { ...inputs, ...files };
   const runtime = await Runtime.create({
-    ...runtimeOptions(flags),
+    ...options,
     pool: { python: 0, javascript: 0, typescript: 0, bash: 0, ruby: 0, wasm: 0 },
   });
   const controller = new AbortController();
@@ -108,6 +118,52 @@ function pickEnv(names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (value !== undefined && (names.includes("*") || names.includes(name))) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * `--file HOST[:WORKSPACE_PATH]`: a host file, or a directory tree, copied into the workspace
+ * (under its own name unless a workspace path is given). Like `upload_file`, only what lies under
+ * an --allow-read path may be read, and no more than the workspace quota in all.
+ */
+async function hostInputs(
+  specs: readonly string[],
+  grants: readonly string[],
+  quotaBytes: number,
+): Promise<Record<string, Uint8Array>> {
+  const out: Record<string, Uint8Array> = {};
+  if (specs.length === 0) return out;
+  const host = new HostFiles(grants, () => undefined);
+  let total = 0;
+  const take = async (from: string, to: string) => {
+    const data = await host.read(from, quotaBytes - total);
+    total += data.length;
+    out[to] = data;
+  };
+  for (const spec of specs) {
+    // The last ':' splits off a workspace path, except a Windows drive's (C:\data).
+    const colon = spec.lastIndexOf(":");
+    const [from, dest] = colon > 1 ? [spec.slice(0, colon), spec.slice(colon + 1)] : [spec, ""];
+    const target = dest || path.basename(path.resolve(from));
+    try {
+      const info = await stat(from);
+      if (!info.isDirectory()) {
+        await take(from, target);
+        continue;
+      }
+      const entries = await readdir(from, { recursive: true, withFileTypes: true });
+      for (const entry of entries) {
+        if (!entry.isFile()) continue;
+        const full = path.join(entry.parentPath ?? entry.path, entry.name);
+        await take(full, path.posix.join(target, ...path.relative(from, full).split(path.sep)));
+      }
+    } catch (error) {
+      if (error instanceof PolyboxError) throw new UsageError(`--file ${spec}: ${error.message}`);
+      throw new UsageError(
+        `--file ${spec}: cannot read ${from}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
+    }
   }
   return out;
 }

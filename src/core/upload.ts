@@ -86,8 +86,8 @@ export class HostFiles {
     return new PolyboxError(
       "PERMISSION_DENIED",
       granted.length === 0
-        ? `upload_file may not read ${wanted}: this server grants no host paths. The operator must start it with --allow-read=PATH to allow uploads from PATH`
-        : `upload_file may not read ${wanted}${why}: only files under the --allow-read paths are allowed (${granted.join(", ")})`,
+        ? `may not read ${wanted}: no host paths are granted for reading (permissions.read; --allow-read=PATH on the command line)`
+        : `may not read ${wanted}${why}: only files under the granted read paths are allowed (${granted.join(", ")})`,
     );
   }
 }

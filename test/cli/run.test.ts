@@ -3,11 +3,12 @@
 // doctor, and usage errors (exit 2).
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI } from "../helpers/mcp-client.js";
+import { buildWheel } from "../helpers/wheel.js";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-cli-"));
 
@@ -107,6 +108,47 @@ describe("polybox run", () => {
     expect((await polybox(["mcp", "--tools=execute_python,nope"])).stderr).toMatch(
       /unknown tool in --tools: nope; known tools: execute_python/,
     );
+  });
+
+  it("--python-packages gives a script the packages it imports and the PEP 723 pins it names", async () => {
+    const wheels = path.join(tmp, "wheels");
+    mkdirSync(wheels, { recursive: true });
+    for (const version of ["1.0", "2.0"]) {
+      const w = buildWheel("cli-greet", version, "cli_greet", `WHO = "v${version}"\n`);
+      writeFileSync(path.join(wheels, w.fileName), w.data);
+    }
+    const code = script(
+      "greet.py",
+      '# /// script\n# dependencies = ["cli-greet==1.0"]\n# ///\nimport cli_greet\nprint(cli_greet.WHO)',
+    );
+    const r = await polybox(["run", `--python-packages=${wheels}`, code]);
+    expect(r.stdout).toBe("v1.0\n");
+    expect(r.code).toBe(0);
+  });
+
+  it("--file puts host files and directories in the workspace, only under --allow-read", async () => {
+    const data = path.join(tmp, "data");
+    mkdirSync(path.join(data, "sub"), { recursive: true });
+    writeFileSync(path.join(data, "a.csv"), "x,y\n1,2\n");
+    writeFileSync(path.join(data, "sub", "b.txt"), "deep");
+    const code = script(
+      "read-inputs.py",
+      "import os\nprint(open('data/a.csv').read().strip())\nprint(open('data/sub/b.txt').read())\nprint(open('in/one.csv').read().strip())",
+    );
+    const r = await polybox([
+      "run",
+      `--allow-read=${data}`,
+      `--file=${data}`,
+      `--file=${path.join(data, "a.csv")}:in/one.csv`,
+      code,
+    ]);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("x,y\n1,2\ndeep\nx,y\n1,2\n");
+    expect(r.code).toBe(0);
+    // Not granted: refused before anything runs, with the flag named.
+    const denied = await polybox(["run", `--file=${data}`, code]);
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toMatch(/--file .*may not read/);
   });
 });
 
