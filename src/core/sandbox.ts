@@ -12,7 +12,13 @@ import {
   WASM_ONLY_LANGUAGES,
 } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
-import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from "./limits.js";
+import {
+  describeLimit,
+  LIMIT_EXIT_CODES,
+  type Limits,
+  MAX_WORKSPACE_ENTRIES,
+  resolveLimits,
+} from "./limits.js";
 import type { Wheel } from "./packages.js";
 import { inlineDependencies, packageRequirements } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
@@ -381,7 +387,7 @@ export class Sandbox {
       status,
       stdout: result.stdout,
       stderr: result.stderr,
-      exitCode: status === "workspace_limit" && result.exitCode === 0 ? 1 : result.exitCode,
+      exitCode: exitCodeOf(status, result.exitCode),
       value: status === "ok" ? result.value : null,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       truncated: result.truncated,
@@ -520,6 +526,13 @@ export class Sandbox {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+function exitCodeOf(status: RunResult["status"], exitCode: number): number {
+  if (status === "workspace_limit") return exitCode === 0 ? 1 : exitCode;
+  return status in LIMIT_EXIT_CODES
+    ? LIMIT_EXIT_CODES[status as keyof typeof LIMIT_EXIT_CODES]
+    : exitCode;
 }
 
 function notStarted(message: string, status: RunResult["status"] = "error"): RunResult {

@@ -71,6 +71,7 @@ describe.each(Object.entries(DIALECTS) as [SourceLanguage, Dialect][])(
       const started = Date.now();
       const r = await sb.run(language, d.loop, { timeoutMs: 300 });
       expect(r.status).toBe("timeout");
+      expect(r.exitCode).toBe(124);
       expect(r.message).toMatch(/timeoutMs=300/);
       expect(Date.now() - started).toBeLessThan(10_000);
       expect((await sb.run(language, d.print("alive"))).stdout).toBe("alive\n");
@@ -79,6 +80,7 @@ describe.each(Object.entries(DIALECTS) as [SourceLanguage, Dialect][])(
     it("stops a memory bomb with status memory_limit", async () => {
       const r = await sb.run(language, d.memoryBomb, { memoryMb: 128, timeoutMs: 20_000 });
       expect(r.status).toBe("memory_limit");
+      expect(r.exitCode).toBe(137);
       expect(r.message).toMatch(/memoryMb=128/);
       const other = await Sandbox.create({ runtime });
       expect((await other.run(language, d.print("fresh"))).stdout).toBe("fresh\n");
@@ -88,6 +90,8 @@ describe.each(Object.entries(DIALECTS) as [SourceLanguage, Dialect][])(
     it("caps output, marks it truncated, and stops the flood", async () => {
       const r = await sb.run(language, d.flood, { maxOutputBytes: 4096, timeoutMs: 20_000 });
       expect(r.status).toBe("output_limit");
+      // One rule for every language: the program did not choose this exit code.
+      expect(r.exitCode).toBe(141);
       expect(r.truncated).toBe(true);
       expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(4096);
       expect(r.message).toMatch(/maxOutputBytes=4096/);

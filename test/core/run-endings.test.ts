@@ -69,3 +69,12 @@ it("javascript: after memory_limit the interpreter is replaced, and the next run
     expect(next.value).toBe('"undefined"');
   }
 });
+
+it("python: stdin arrives as given, with no newline added, and EOF is EOFError", async () => {
+  await using sb = await Sandbox.create({ runtime });
+  const r = await sb.run("python", "import sys\nprint(repr(sys.stdin.read()))", { stdin: "abc" });
+  expect(r.stdout).toBe("'abc'\n");
+  const eof = await sb.run("python", "input()", { stdin: "" });
+  expect(eof.status).toBe("error");
+  expect(eof.stderr).toMatch(/EOFError/);
+});

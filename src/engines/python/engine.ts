@@ -185,14 +185,16 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     async run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome> {
       sink = ctx.output;
       interruptBuffer[0] = 0;
-      let stdin: string | null = request.stdin;
+      // Bytes, not lines: Pyodide ends every string a `stdin` callback returns with a newline.
+      const stdin = new TextEncoder().encode(request.stdin);
+      let offset = 0;
       py.setStdin({
-        stdin: () => {
-          const text = stdin;
-          stdin = null;
-          return text ?? undefined;
+        read: (buffer: Uint8Array) => {
+          const n = Math.min(buffer.length, stdin.length - offset);
+          buffer.set(stdin.subarray(offset, offset + n));
+          offset += n;
+          return n;
         },
-        autoEOF: true,
       });
       try {
         if (request.wheels?.length) install(request.wheels, ctx.output);
