@@ -129,7 +129,9 @@ export class HostFleet {
   }
 
   private shrinkIfIdle(): void {
-    if (this.shrunk || Date.now() - this.lastClaim < this.policy.idleShrinkMs) return;
+    // Idle means no claim for a while and no host starting (a slow start is not idleness).
+    if (this.shrunk || this.refilling || Date.now() - this.lastClaim < this.policy.idleShrinkMs)
+      return;
     this.shrunk = true;
     for (const [language, hosts] of this.warm)
       for (const extra of hosts.splice(this.target(language))) void extra.close();

@@ -12,6 +12,18 @@ const ROOT = "/workspace";
 
 type PyFS = PyodideAPI["FS"];
 
+/** The parts of Emscripten's in-memory file system nodes the workspace listing reads. */
+interface MemNode {
+  mode: number;
+  mtime: number | Date;
+  usedBytes?: number;
+  contents?: unknown;
+}
+interface NodeFs {
+  lookupPath(path: string): { node: MemNode };
+  lookupNode(parent: MemNode, name: string): MemNode;
+}
+
 function memfsAdapter(FS: PyFS): GuestFs {
   const abs = (path: string) => `${ROOT}/${path}`;
   const isDir = (mode: number) => FS.isDir(mode);
@@ -27,22 +39,26 @@ function memfsAdapter(FS: PyFS): GuestFs {
   }
   return {
     list() {
+      // Walks nodes, not paths: a lookup by path costs its depth, which made listing a deep tree
+      // cost its depth squared (a 900-deep chain took seconds on every run).
       const out = new Map<string, GuestEntry>();
-      const walk = (dir: string, prefix: string) => {
-        for (const name of FS.readdir(dir)) {
-          if (name === "." || name === "..") continue;
+      const fs = FS as unknown as NodeFs;
+      const walk = (dir: MemNode, prefix: string) => {
+        const names =
+          dir.contents && typeof dir.contents === "object" ? Object.keys(dir.contents) : [];
+        for (const name of names) {
+          const node = fs.lookupNode(dir, name);
           const rel = prefix ? `${prefix}/${name}` : name;
-          const st = FS.lstat(`${dir}/${name}`);
-          const mtimeMs = new Date(st.mtime).getTime();
-          if (isDir(st.mode)) {
+          const mtimeMs = new Date(node.mtime).getTime();
+          if (isDir(node.mode)) {
             out.set(rel, { type: "dir", size: 0, mtimeMs });
-            walk(`${dir}/${name}`, rel);
-          } else if (FS.isFile(st.mode)) {
-            out.set(rel, { type: "file", size: st.size, mtimeMs });
+            walk(node, rel);
+          } else if (FS.isFile(node.mode)) {
+            out.set(rel, { type: "file", size: node.usedBytes ?? 0, mtimeMs });
           }
         }
       };
-      walk(ROOT, "");
+      walk(fs.lookupPath(ROOT).node, "");
       return out;
     },
     read: (path) => FS.readFile(abs(path)) as Uint8Array,
