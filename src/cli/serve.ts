@@ -25,19 +25,29 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
     ),
   );
   const runtime = await Runtime.create(runtimeOptions(flags));
-  const service = new SandboxService({ runtime, ...serviceOptions(flags) });
+  const service = new SandboxService({ runtime, ...serviceOptions(flags, command) });
   const signalled = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
-  const common = { service, version: version(), ...(flags.tools ? { tools: flags.tools } : {}) };
+  const common = {
+    service,
+    version: version(),
+    ...(flags.tools ? { tools: flags.tools } : {}),
+    ...(flags.maxResponseBytes !== undefined ? { maxResponseBytes: flags.maxResponseBytes } : {}),
+  };
+  // --token=A,B: each token is one client (see src/mcp/http.ts).
+  const tokens = (flags.token ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
   try {
     if (command === "mcp") {
       log(`MCP server on stdio (polybox ${version()})`);
       await Promise.race([serveStdio(common), signalled]);
     } else {
       const host = flags.host ?? DEFAULT_HOST;
-      if (!flags.token && !["127.0.0.1", "localhost", "::1"].includes(host)) {
+      if (tokens.length === 0 && !["127.0.0.1", "localhost", "::1"].includes(host)) {
         log(
           `warning: listening on ${host} without a token; anyone who can reach it can run code. Set --token or POLYBOX_TOKEN`,
         );
@@ -46,9 +56,9 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
         ...common,
         host,
         port: flags.port ?? DEFAULT_PORT,
-        ...(flags.token ? { token: flags.token } : {}),
+        ...(tokens.length > 0 ? { tokens } : {}),
       });
-      log(`MCP server on ${http.url}${flags.token ? " (bearer token required)" : ""}`);
+      log(`MCP server on ${http.url}${tokens.length > 0 ? " (bearer token required)" : ""}`);
       log(`stopping on ${await signalled}`);
       await http.close();
     }
