@@ -128,6 +128,32 @@ describe("T22: tokens are clients, with limits of their own", () => {
     expect((await listed(a2)).sort()).toEqual([one, two].sort());
     expect(await listed(b)).toEqual([]);
 
+    // A session answers only the token that opened it: another token's request is "unknown session".
+    const sid = (a.transport as StreamableHTTPClientTransport).sessionId!;
+    const asToken = (token: string) =>
+      fetch(server!.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "mcp-session-id": sid,
+          "mcp-protocol-version": "2025-06-18",
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 99,
+          method: "tools/call",
+          params: { name: "get_sandbox_status", arguments: {} },
+        }),
+      });
+    const hijack = await asToken("beta-91c2");
+    expect(hijack.status).toBe(404);
+    expect(await hijack.text()).not.toContain(one);
+    const own = await asToken("alpha-7f3a");
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain(one);
+
     const third = await call(a, "create_sandbox", {});
     expect(third.isError).toBe(true);
     expect(text(third)).toMatch(
