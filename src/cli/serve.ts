@@ -5,7 +5,7 @@
 import { Runtime } from "../core/runtime.js";
 import { SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
-import { checkToolNames } from "../mcp/server.js";
+import { checkResponseLimit, checkToolNames } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import type { Flags } from "./args.js";
 import { runtimeOptions, serviceOptions } from "./options.js";
@@ -18,6 +18,7 @@ const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
 
 export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
   if (flags.tools) checkToolNames(flags.tools);
+  if (flags.maxResponseBytes !== undefined) checkResponseLimit(flags.maxResponseBytes);
   // A bug in one request must not take down every client's sandboxes with it.
   process.on("unhandledRejection", (reason) =>
     log(

@@ -57,18 +57,25 @@ export function checkToolNames(names: readonly string[]): void {
   }
 }
 
+/** Checks a --max-response value, so a bad one fails at start-up, not at the first session. */
+export function checkResponseLimit(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_RESPONSE_BYTES) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `the response limit (--max-response) must be at least ${MIN_RESPONSE_BYTES} bytes, got ${bytes}`,
+    );
+  }
+  return bytes;
+}
+
 export function createMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: "polybox", version: options.version },
     { instructions: INSTRUCTIONS, capabilities: { tools: {} } },
   );
-  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  if (!Number.isInteger(maxResponseBytes) || maxResponseBytes < MIN_RESPONSE_BYTES) {
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `the response limit (--max-response) must be at least ${MIN_RESPONSE_BYTES} bytes, got ${maxResponseBytes}`,
-    );
-  }
+  const maxResponseBytes = checkResponseLimit(
+    options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  );
   const ctx: ToolContext = { service: options.service, caller: options.caller, maxResponseBytes };
   const all: ToolDef[] = [
     ...runTools(ctx),

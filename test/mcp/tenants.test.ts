@@ -84,6 +84,11 @@ describe("T22: another client's sandbox and jobs, over HTTP", () => {
     const read = await call(a, "read_file", { sandbox_id: id, path: "secret.txt" });
     expect(read.structuredContent?.content).toBe("a's secret");
     expect((await call(a, "close_sandbox", { sandbox_id: id })).isError).toBeFalsy();
+    // Closed: its owner hears why; anyone else hears what a made-up id gets.
+    expect(text(await call(a, "list_files", { sandbox_id: id }))).toMatch(/no longer exists/);
+    const after = await call(b, "list_files", { sandbox_id: id });
+    const never = await call(b, "list_files", { sandbox_id: MADE_UP });
+    expect(anon(text(after), id)).toBe(anon(text(never), MADE_UP));
   });
 
   it("T22: a session's sandboxes are closed when the session ends, freeing their places", async () => {
