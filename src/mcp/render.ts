@@ -60,12 +60,18 @@ export function inlineImages(images: readonly RunImage[]): RunImage[] {
   return images.filter((i) => INLINE_IMAGES.has(i.mimeType));
 }
 
+/** Base64 of each image, made once: fitting an answer to its budget renders it several times. */
+const encoded = new WeakMap<RunImage, string>();
+
 export function imageContent(images: readonly RunImage[]): CallToolResult["content"] {
-  return inlineImages(images).map((i) => ({
-    type: "image" as const,
-    data: Buffer.from(i.data).toString("base64"),
-    mimeType: i.mimeType,
-  }));
+  return inlineImages(images).map((i) => {
+    let data = encoded.get(i);
+    if (data === undefined) {
+      data = Buffer.from(i.data).toString("base64");
+      encoded.set(i, data);
+    }
+    return { type: "image" as const, data, mimeType: i.mimeType };
+  });
 }
 
 export function ms(n: number): string {
