@@ -99,10 +99,22 @@ describe("T26: response size", () => {
       /\[cut: this answer was over the 64 KiB response limit \(--max-response\)\]$/,
     );
     expect(r.structuredContent?.status).toBe("ok");
-    const big = await call(server.client, "create_run_close", {
-      language: "bash",
-      code: "head -c 100000 /dev/zero | tr '\\0' a > big.txt; echo ok",
+    // read_file refuses a file that cannot fit rather than send a cut one; a smaller one comes whole.
+    const sandbox_id = (await call(server.client, "create_sandbox", {})).structuredContent
+      ?.sandbox_id;
+    const made = await call(server.client, "execute_python", {
+      sandbox_id,
+      code: 'open("big.txt", "w").write("a" * 100_000)\nopen("small.bin", "wb").write(bytes(range(256)) * 40)',
     });
-    expect(big.structuredContent?.stdout).toBe("ok\n");
+    expect(made.structuredContent?.status).toBe("ok");
+    const big = await call(server.client, "read_file", { sandbox_id, path: "big.txt" });
+    expect(big.isError).toBe(true);
+    expect(text(big)).toMatch(
+      /^INVALID_ARGUMENT: big\.txt is 100000 bytes, over the response limit .*--max-response/,
+    );
+    const small = await call(server.client, "read_file", { sandbox_id, path: "small.bin" });
+    expect(small.isError, text(small)).toBeFalsy();
+    expect(wire(small)).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.from(small.structuredContent?.content, "base64").byteLength).toBe(10_240);
   });
 });
