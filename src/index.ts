@@ -32,6 +32,7 @@ export {
   type SchedulerOptions,
 } from "./core/scheduler.js";
 export {
+  type Caller,
   type ExecuteRequest,
   type ExecuteResult,
   type ReadFileResult,

@@ -22,6 +22,10 @@ export interface Flags {
   maxCodeBytes?: number;
   concurrency?: number;
   maxSandboxes?: number;
+  maxSandboxesPerClient?: number;
+  maxRunsPerClient?: number;
+  /** Largest MCP tool response, in bytes. */
+  maxResponseBytes?: number;
   idleTimeoutMs?: number;
   rateLimit?: RateLimit;
   jobRetentionMs?: number;
@@ -92,6 +96,9 @@ const FLAGS: Record<string, FlagSpec> = {
   "max-code": { kind: "size", key: "maxCodeBytes", on: RUNNERS },
   concurrency: { kind: "int", key: "concurrency", on: SERVERS },
   "max-sandboxes": { kind: "int", key: "maxSandboxes", on: SERVERS },
+  "max-sandboxes-per-client": { kind: "int", key: "maxSandboxesPerClient", on: SERVERS },
+  "max-runs-per-client": { kind: "int", key: "maxRunsPerClient", on: SERVERS },
+  "max-response": { kind: "size", key: "maxResponseBytes", on: SERVERS },
   "idle-timeout": { kind: "duration", key: "idleTimeoutMs", on: SERVERS },
   "rate-limit": { kind: "rate", key: "rateLimit", on: SERVERS },
   "job-retention": { kind: "duration", key: "jobRetentionMs", on: SERVERS },

@@ -37,7 +37,14 @@ Limits (a flag sets the default and the most a client may ask for):
 
 Server (mcp, serve):
   --concurrency=N               runs at once (default: number of cores); up to 4×N more wait in a queue
-  --max-sandboxes=64            sandboxes open at once
+  --max-sandboxes=64            sandboxes open at once, all clients together
+  --max-sandboxes-per-client=N  sandboxes one client may have open (default: serve a quarter of
+                                --max-sandboxes; mcp, whose one client is the only one, all of them)
+  --max-runs-per-client=N       runs one client may have running or queued (default: serve a
+                                quarter of concurrency + queue; mcp all of them)
+  --max-response=8M             largest tool response sent; past it images and displays are left
+                                out (the answer says how to fetch them). The SDK's stdio client
+                                drops the connection past 10 MiB; Claude's apps refuse over 1 MB
   --idle-timeout=30m            close sandboxes unused this long (0 = never)
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
   --job-retention=10m           how long finished async jobs keep their results
@@ -47,7 +54,9 @@ Server (mcp, serve):
 HTTP (serve):
   --port=8765                   port (0 = any free port; the URL is printed on stderr)
   --host=127.0.0.1              address to listen on
-  --token=SECRET                require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN)
+  --token=SECRET[,SECRET]       require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN);
+                                each token is one client, owning its sandboxes and jobs. Without
+                                tokens each session is a client and its sandboxes close with it
 
 Run:
   --lang=L, -l L                python, javascript, typescript, bash, ruby or wasm

@@ -5,6 +5,8 @@
 
 import type { RuntimeOptions } from "../core/config.js";
 import type { Limits } from "../core/limits.js";
+import { DEFAULT_MAX_SANDBOXES } from "../core/registry.js";
+import { defaultConcurrency, defaultQueueLimit } from "../core/scheduler.js";
 import type { ServiceOptions } from "../core/service.js";
 import type { Flags } from "./args.js";
 
@@ -39,10 +41,27 @@ export function runtimeOptions(flags: Flags): RuntimeOptions {
   };
 }
 
-export function serviceOptions(flags: Flags): Omit<ServiceOptions, "runtime"> {
+/**
+ * One client's share of a global limit when the operator sets none: over HTTP, where clients
+ * compete, a quarter (so one cannot lock the others out); over stdio, whose one client is the
+ * only one, all of it.
+ */
+function share(command: "mcp" | "serve", total: number): number {
+  return command === "serve" ? Math.max(1, Math.ceil(total / 4)) : total;
+}
+
+export function serviceOptions(
+  flags: Flags,
+  command: "mcp" | "serve",
+): Omit<ServiceOptions, "runtime"> {
+  const concurrency = flags.concurrency ?? defaultConcurrency();
+  const maxSandboxes = flags.maxSandboxes ?? DEFAULT_MAX_SANDBOXES;
   return {
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
     ...(flags.maxSandboxes !== undefined ? { maxSandboxes: flags.maxSandboxes } : {}),
+    maxSandboxesPerClient: flags.maxSandboxesPerClient ?? share(command, maxSandboxes),
+    maxRunsPerClient:
+      flags.maxRunsPerClient ?? share(command, concurrency + defaultQueueLimit(concurrency)),
     ...(flags.idleTimeoutMs !== undefined ? { idleTimeoutMs: flags.idleTimeoutMs } : {}),
     ...(flags.rateLimit !== undefined ? { rateLimit: flags.rateLimit } : {}),
     ...(flags.jobRetentionMs !== undefined ? { jobRetentionMs: flags.jobRetentionMs } : {}),

@@ -5,7 +5,7 @@
 import { Runtime } from "../core/runtime.js";
 import { SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
-import { checkToolNames } from "../mcp/server.js";
+import { checkResponseLimit, checkToolNames } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import type { Flags } from "./args.js";
 import { runtimeOptions, serviceOptions } from "./options.js";
@@ -18,6 +18,7 @@ const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
 
 export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
   if (flags.tools) checkToolNames(flags.tools);
+  if (flags.maxResponseBytes !== undefined) checkResponseLimit(flags.maxResponseBytes);
   // A bug in one request must not take down every client's sandboxes with it.
   process.on("unhandledRejection", (reason) =>
     log(
@@ -25,19 +26,29 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
     ),
   );
   const runtime = await Runtime.create(runtimeOptions(flags));
-  const service = new SandboxService({ runtime, ...serviceOptions(flags) });
+  const service = new SandboxService({ runtime, ...serviceOptions(flags, command) });
   const signalled = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
-  const common = { service, version: version(), ...(flags.tools ? { tools: flags.tools } : {}) };
+  const common = {
+    service,
+    version: version(),
+    ...(flags.tools ? { tools: flags.tools } : {}),
+    ...(flags.maxResponseBytes !== undefined ? { maxResponseBytes: flags.maxResponseBytes } : {}),
+  };
+  // --token=A,B: each token is one client (see src/mcp/http.ts).
+  const tokens = (flags.token ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
   try {
     if (command === "mcp") {
       log(`MCP server on stdio (polybox ${version()})`);
       await Promise.race([serveStdio(common), signalled]);
     } else {
       const host = flags.host ?? DEFAULT_HOST;
-      if (!flags.token && !["127.0.0.1", "localhost", "::1"].includes(host)) {
+      if (tokens.length === 0 && !["127.0.0.1", "localhost", "::1"].includes(host)) {
         log(
           `warning: listening on ${host} without a token; anyone who can reach it can run code. Set --token or POLYBOX_TOKEN`,
         );
@@ -46,9 +57,9 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
         ...common,
         host,
         port: flags.port ?? DEFAULT_PORT,
-        ...(flags.token ? { token: flags.token } : {}),
+        ...(tokens.length > 0 ? { tokens } : {}),
       });
-      log(`MCP server on ${http.url}${flags.token ? " (bearer token required)" : ""}`);
+      log(`MCP server on ${http.url}${tokens.length > 0 ? " (bearer token required)" : ""}`);
       log(`stopping on ${await signalled}`);
       await http.close();
     }

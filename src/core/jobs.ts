@@ -1,7 +1,8 @@
 // Trusted side: asynchronous runs. A job wraps one run that the caller does not wait for: it has
 // an id, a status with timings, the output so far (captured live, so logs can be read while it
 // runs), and an AbortController to cancel it. Finished jobs are kept for `retentionMs` so a client
-// can collect the result, then forgotten, so a server that runs for weeks does not grow.
+// can collect the result, then forgotten, so a server that runs for weeks does not grow. A job may
+// have an owner: asked with an owner, another owner's job is "not found", as an unknown id is.
 
 import { randomUUID } from "node:crypto";
 import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./errors.js";
@@ -55,6 +56,7 @@ export interface JobContext {
 
 interface Job {
   info: JobInfo;
+  owner: string | null;
   logs: { stdout: string; stderr: string };
   controller: AbortController;
   done: Promise<void>;
@@ -78,7 +80,8 @@ export class JobManager {
   readonly retentionMs: number;
   private readonly now: () => number;
   private readonly jobs = new Map<string, Job>();
-  private readonly forgotten = new Set<string>();
+  /** Ids of forgotten jobs → their owner ("" for none), to say "forgotten" to that owner only. */
+  private readonly forgotten = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(options: { retentionMs?: number; now?: () => number } = {}) {
@@ -96,7 +99,7 @@ export class JobManager {
    * created and the error reaches the caller.
    */
   submit(
-    meta: { language: Language; sandboxId: string | null },
+    meta: { language: Language; sandboxId: string | null; owner?: string },
     run: (ctx: JobContext) => Promise<RunResult>,
   ): JobInfo {
     this.prune();
@@ -145,16 +148,17 @@ export class JobManager {
         });
       },
     );
-    this.jobs.set(info.id, { info, logs, controller, done });
+    this.jobs.set(info.id, { info, owner: meta.owner ?? null, logs, controller, done });
     return this.snapshot(info);
   }
 
-  status(id: string): JobInfo {
-    return this.snapshot(this.job(id).info);
+  /** With `owner`, only that owner's jobs are found (see the file header). */
+  status(id: string, owner?: string): JobInfo {
+    return this.snapshot(this.job(id, owner).info);
   }
 
-  logs(id: string): JobLogs {
-    const job = this.job(id);
+  logs(id: string, owner?: string): JobLogs {
+    const job = this.job(id, owner);
     return { id, status: job.info.status, ...job.logs };
   }
 
@@ -162,8 +166,9 @@ export class JobManager {
    * Cancels a queued or running job and waits (up to `waitMs`) for it to stop, so the answer can
    * say "cancelled". A job that already finished is left as it is.
    */
-  async cancel(id: string, waitMs = 5000): Promise<JobInfo> {
-    const job = this.job(id);
+  async cancel(id: string, options: { owner?: string; waitMs?: number } = {}): Promise<JobInfo> {
+    const job = this.job(id, options.owner);
+    const waitMs = options.waitMs ?? 5000;
     if (job.info.finishedAt === null) {
       job.controller.abort();
       let timer: NodeJS.Timeout | undefined;
@@ -178,6 +183,15 @@ export class JobManager {
     let n = 0;
     for (const job of this.jobs.values()) if (job.info.finishedAt === null) n++;
     return n;
+  }
+
+  /** Cancels the unfinished jobs of an owner that went away for good. */
+  async cancelOwner(owner: string): Promise<void> {
+    const pending = [...this.jobs.values()].filter(
+      (j) => j.owner === owner && j.info.finishedAt === null,
+    );
+    for (const job of pending) job.controller.abort();
+    await Promise.allSettled(pending.map((j) => j.done));
   }
 
   /** Cancels every unfinished job and stops the retention timer. */
@@ -200,14 +214,19 @@ export class JobManager {
     info.error = error;
   }
 
-  private job(id: string): Job {
+  private job(id: string, owner: string | undefined): Job {
     this.prune();
-    const job = typeof id === "string" ? this.jobs.get(id) : undefined;
+    const found = typeof id === "string" ? this.jobs.get(id) : undefined;
+    // Another owner's job is answered as if it never existed; so is its forgotten id below.
+    const job = found && (owner === undefined || found.owner === owner) ? found : undefined;
     if (job) return job;
     const keep = humanDuration(this.retentionMs);
+    const forgottenOwner = typeof id === "string" ? this.forgotten.get(id) : undefined;
+    const wasForgotten =
+      forgottenOwner !== undefined && (owner === undefined || forgottenOwner === owner);
     throw new PolyboxError(
       "JOB_NOT_FOUND",
-      this.forgotten.has(id)
+      wasForgotten
         ? `job ${id} finished more than ${keep} ago and its result was forgotten: finished jobs are kept for ${keep} (--job-retention)`
         : `no job with id ${JSON.stringify(id)}; use a job_id returned by a call with async: true (finished jobs are kept for ${keep})`,
     );
@@ -230,10 +249,10 @@ export class JobManager {
     finished.forEach((job, i) => {
       if (i < excess || now - job.info.finishedAt! >= this.retentionMs) {
         this.jobs.delete(job.info.id);
-        this.forgotten.add(job.info.id);
+        this.forgotten.set(job.info.id, job.owner ?? "");
       }
     });
-    for (const id of this.forgotten) {
+    for (const id of this.forgotten.keys()) {
       if (this.forgotten.size <= REMEMBERED_FORGOTTEN) break;
       this.forgotten.delete(id);
     }

@@ -1,8 +1,9 @@
 // Trusted side: admission control for runs. At most `concurrency` runs execute at once; more wait
 // in a bounded FIFO queue, and past it a caller hears SERVER_BUSY at once instead of piling up
 // memory. Each client also has a CPU budget (run time in a sliding window); a client over it hears
-// RATE_LIMITED with the time to wait. Both checks happen synchronously in `schedule`, so a caller
-// that returns a job id knows the run was accepted.
+// RATE_LIMITED with the time to wait, and may hold at most `maxRunsPerClient` of the running and
+// waiting places, so that one client cannot fill the queue and lock every other out. The checks
+// happen synchronously in `schedule`, so a caller that returns a job id knows the run was accepted.
 
 import os from "node:os";
 import { PolyboxError } from "./errors.js";
@@ -21,6 +22,8 @@ export interface SchedulerOptions {
   queueLimit?: number;
   /** Per-client budget; null or absent = unlimited. */
   rateLimit?: RateLimit | null;
+  /** Runs one client may have running or waiting at once (default: concurrency + queueLimit). */
+  maxRunsPerClient?: number;
   now?: () => number;
 }
 
@@ -39,16 +42,20 @@ export class Scheduler {
   readonly concurrency: number;
   readonly queueLimit: number;
   readonly rateLimit: RateLimit | null;
+  readonly maxRunsPerClient: number;
   private readonly now: () => number;
   private readonly queue: Waiting[] = [];
   private active = 0;
+  /** Per client: runs accepted and not finished (running or waiting). */
+  private readonly heldBy = new Map<string, number>();
   /** Per client: [finishedAt, costMs] of recent runs, oldest first. */
   private readonly usageLog = new Map<string, [number, number][]>();
 
   constructor(options: SchedulerOptions = {}) {
-    this.concurrency = options.concurrency ?? os.availableParallelism?.() ?? os.cpus().length;
-    this.queueLimit = options.queueLimit ?? 4 * this.concurrency;
+    this.concurrency = options.concurrency ?? defaultConcurrency();
+    this.queueLimit = options.queueLimit ?? defaultQueueLimit(this.concurrency);
     this.rateLimit = options.rateLimit ?? null;
+    this.maxRunsPerClient = options.maxRunsPerClient ?? this.concurrency + this.queueLimit;
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
       throw new PolyboxError(
@@ -60,6 +67,12 @@ export class Scheduler {
       throw new PolyboxError(
         "INVALID_ARGUMENT",
         `queueLimit must be a non-negative integer, got ${this.queueLimit}`,
+      );
+    }
+    if (!Number.isInteger(this.maxRunsPerClient) || this.maxRunsPerClient < 1) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `maxRunsPerClient must be a positive integer, got ${this.maxRunsPerClient}`,
       );
     }
   }
@@ -90,12 +103,22 @@ export class Scheduler {
         `server busy: ${this.active} runs are running (--concurrency=${this.concurrency}) and ${this.queue.length - free} are waiting, the most the queue holds; try again in a few seconds`,
       );
     }
+    const held = this.heldBy.get(client) ?? 0;
+    if (held >= this.maxRunsPerClient) {
+      throw new PolyboxError(
+        "SERVER_BUSY",
+        `this client has ${held} runs running or waiting, the most one client may have (--max-runs-per-client=${this.maxRunsPerClient}); wait for one to finish, or cancel_job one`,
+      );
+    }
     return new Promise<T>((resolve, reject) => {
       const { signal } = options;
+      if (signal?.aborted) return reject(signal.reason);
+      this.hold(client, 1);
       const onAbort = () => {
         const at = this.queue.indexOf(waiting);
         if (at >= 0) {
           this.queue.splice(at, 1);
+          this.hold(client, -1);
           reject(signal?.reason);
         }
       };
@@ -107,18 +130,19 @@ export class Scheduler {
           task().then(
             (result) => {
               this.record(client, options.cost ? options.cost(result) : this.now() - started);
+              this.hold(client, -1);
               this.release();
               resolve(result);
             },
             (error: unknown) => {
               this.record(client, this.now() - started);
+              this.hold(client, -1);
               this.release();
               reject(error);
             },
           );
         },
       };
-      if (signal?.aborted) return reject(signal.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.queue.push(waiting);
       // Start on a later tick, so the caller can publish a job as "queued" before it runs.
@@ -130,6 +154,17 @@ export class Scheduler {
   usage(client: string): number {
     if (!this.rateLimit) return 0;
     return this.entries(client).reduce((sum, [, cost]) => sum + cost, 0);
+  }
+
+  /** Runs this client has running or waiting. */
+  heldFor(client: string): number {
+    return this.heldBy.get(client) ?? 0;
+  }
+
+  private hold(client: string, delta: number): void {
+    const n = (this.heldBy.get(client) ?? 0) + delta;
+    if (n > 0) this.heldBy.set(client, n);
+    else this.heldBy.delete(client);
   }
 
   private checkRate(client: string): void {
@@ -175,6 +210,16 @@ export class Scheduler {
   private next(): void {
     while (this.active < this.concurrency && this.queue.length > 0) this.queue.shift()!.start();
   }
+}
+
+/** Runs at once unless told: the number of cores. */
+export function defaultConcurrency(): number {
+  return os.availableParallelism?.() ?? os.cpus().length;
+}
+
+/** Runs that may wait for a slot unless told. */
+export function defaultQueueLimit(concurrency: number): number {
+  return 4 * concurrency;
 }
 
 /** `10cpu-s/min`, as the flag spells it. */

@@ -2,9 +2,13 @@
 // id, runs through the scheduler (one-shot or in a sandbox, waited for or as jobs), files, and
 // host uploads under the operator's --allow-read grants. Front ends (MCP, HTTP, CLI) translate
 // their input into these calls and the results back; none of them holds sandbox logic.
+//
+// Tenants: every call names its Caller. A sandbox and a job belong to the owner that made them;
+// another owner's are "not found", exactly as unknown ids are, and listings show only the caller's
+// own. Per-client limits (sandboxes open, runs held, run time) count against the caller's account.
 
 import { PolyboxError } from "./errors.js";
-import { type JobInfo, JobManager } from "./jobs.js";
+import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
 import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
@@ -24,6 +28,10 @@ import { resolveWorkspacePath } from "./workspace.js";
 export interface ServiceOptions {
   runtime: Runtime;
   maxSandboxes?: number;
+  /** Sandboxes one client (account) may have open at once (default: maxSandboxes). */
+  maxSandboxesPerClient?: number;
+  /** Runs one client may have running or queued at once (default: the whole queue). */
+  maxRunsPerClient?: number;
   idleTimeoutMs?: number;
   concurrency?: number;
   queueLimit?: number;
@@ -31,13 +39,24 @@ export interface ServiceOptions {
   jobRetentionMs?: number;
 }
 
+/**
+ * Who is calling, as opaque strings the front end chooses. `owner`: whose sandboxes and jobs
+ * these are; nobody else sees or uses them. `account`: whose per-client limits the call counts
+ * against (sandboxes open, runs held, run time); default the owner. A front end that cannot tell
+ * its clients apart by owner alone (sessions anyone may open) names a coarser account.
+ */
+export interface Caller {
+  owner: string;
+  account?: string;
+}
+
 export interface ExecuteRequest {
   language: Language;
   code: string;
   /** Run in this sandbox (keeping state); without it the run is one-shot in a fresh sandbox. */
   sandboxId?: string;
-  /** Text files written to the workspace before the run. */
-  files?: Record<string, string>;
+  /** Files written to the workspace before the run: text, or bytes for binary content. */
+  files?: Record<string, string | Uint8Array>;
   /** Program arguments (`wasm` only: `code` is then the module's workspace path). */
   args?: string[];
   timeoutMs?: number;
@@ -87,12 +106,18 @@ export class SandboxService {
     this.sandboxes = new SandboxManager({
       runtime: options.runtime,
       ...(options.maxSandboxes !== undefined ? { maxSandboxes: options.maxSandboxes } : {}),
+      ...(options.maxSandboxesPerClient !== undefined
+        ? { maxSandboxesPerClient: options.maxSandboxesPerClient }
+        : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     });
     this.scheduler = new Scheduler({
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
       ...(options.queueLimit !== undefined ? { queueLimit: options.queueLimit } : {}),
       rateLimit: options.rateLimit ?? null,
+      ...(options.maxRunsPerClient !== undefined
+        ? { maxRunsPerClient: options.maxRunsPerClient }
+        : {}),
     });
     this.jobs = new JobManager(
       options.jobRetentionMs !== undefined ? { retentionMs: options.jobRetentionMs } : {},
@@ -102,10 +127,10 @@ export class SandboxService {
   }
 
   /** Runs code and waits for the result. Admission errors (busy, rate limit) throw. */
-  async execute(client: string, request: ExecuteRequest): Promise<ExecuteResult> {
+  async execute(caller: Caller, request: ExecuteRequest): Promise<ExecuteResult> {
     const sandboxId = request.sandboxId ?? null;
     try {
-      const result = await this.start(client, request, request.signal, request.onOutput, () => {});
+      const result = await this.start(caller, request, request.signal, request.onOutput, () => {});
       return { ...result, sandboxId };
     } catch (error) {
       // Aborted while waiting in the queue: the run never started, which is a result, not a fault.
@@ -119,24 +144,47 @@ export class SandboxService {
   }
 
   /** Starts a run as a job and returns at once with its id (status "queued"). */
-  submit(client: string, request: Omit<ExecuteRequest, "signal" | "onOutput">): JobInfo {
-    this.validate(request);
+  submit(caller: Caller, request: Omit<ExecuteRequest, "signal" | "onOutput">): JobInfo {
+    this.validate(caller, request);
     return this.jobs.submit(
-      { language: request.language, sandboxId: request.sandboxId ?? null },
-      (ctx) => this.start(client, request, ctx.signal, ctx.onOutput, ctx.started),
+      { language: request.language, sandboxId: request.sandboxId ?? null, owner: caller.owner },
+      (ctx) => this.start(caller, request, ctx.signal, ctx.onOutput, ctx.started),
     );
+  }
+
+  /** A job of the caller's; another owner's is JOB_NOT_FOUND, as an unknown id is. */
+  jobStatus(caller: Caller, id: string): JobInfo {
+    return this.jobs.status(id, caller.owner);
+  }
+
+  jobLogs(caller: Caller, id: string): JobLogs {
+    return this.jobs.logs(id, caller.owner);
+  }
+
+  cancelJob(caller: Caller, id: string): Promise<JobInfo> {
+    return this.jobs.cancel(id, { owner: caller.owner });
+  }
+
+  /**
+   * An owner went away for good (e.g. its HTTP session ended and nobody else can reach what it
+   * made): cancels its jobs and closes its sandboxes. Returns the ids of the sandboxes closed.
+   */
+  async releaseOwner(owner: string, reason: string): Promise<string[]> {
+    await this.jobs.cancelOwner(owner);
+    return this.sandboxes.closeOwner(owner, reason);
   }
 
   /** Validates, then schedules. Not async on purpose: admission errors must throw synchronously. */
   private start(
-    client: string,
+    caller: Caller,
     request: ExecuteRequest,
     signal: AbortSignal | undefined,
     onOutput: ((stream: OutputStream, text: string) => void) | undefined,
     started: () => void,
   ): Promise<RunResult> {
-    const { language, code, files } = this.validate(request);
-    const sandbox = request.sandboxId === undefined ? null : this.sandboxes.get(request.sandboxId);
+    const { language, code, files } = this.validate(caller, request);
+    const sandbox =
+      request.sandboxId === undefined ? null : this.sandboxes.get(request.sandboxId, caller.owner);
     const options = {
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.args !== undefined ? { args: request.args } : {}),
@@ -147,20 +195,23 @@ export class SandboxService {
     const task = async (): Promise<RunResult> => {
       started();
       if (!sandbox) return run({ language, code, files, runtime: this.runtime, ...options });
-      for (const [path, text] of Object.entries(files)) await sandbox.files.write(path, text);
+      for (const [path, data] of Object.entries(files)) await sandbox.files.write(path, data);
       return sandbox.run(language, code, options);
     };
-    return this.scheduler.schedule(client, task, {
+    return this.scheduler.schedule(accountOf(caller), task, {
       ...(signal ? { signal } : {}),
       cost: (r) => r.durationMs,
     });
   }
 
   /** Checks what can be checked before queueing, so that bad input fails at once, not as a job. */
-  private validate(request: ExecuteRequest): {
+  private validate(
+    caller: Caller,
+    request: ExecuteRequest,
+  ): {
     language: Language;
     code: string;
-    files: Record<string, string>;
+    files: Record<string, string | Uint8Array>;
   } {
     const language = checkLanguage(request.language);
     if (typeof request.code !== "string")
@@ -168,7 +219,7 @@ export class SandboxService {
     const limits: Limits =
       request.sandboxId === undefined
         ? { ...this.runtime.limits }
-        : { ...this.sandboxes.get(request.sandboxId).limits };
+        : { ...this.sandboxes.get(request.sandboxId, caller.owner).limits };
     const codeBytes = Buffer.byteLength(request.code);
     if (codeBytes > limits.maxCodeBytes) {
       throw new PolyboxError(
@@ -179,37 +230,42 @@ export class SandboxService {
     if (request.timeoutMs !== undefined)
       resolveLimits(limits, { timeoutMs: request.timeoutMs }, this.runtime.maxLimits);
     const files = request.files ?? {};
-    for (const [path, text] of Object.entries(files)) {
+    for (const [path, data] of Object.entries(files)) {
       resolveWorkspacePath(path);
-      if (typeof text !== "string")
-        throw new PolyboxError("INVALID_ARGUMENT", `files["${path}"] must be a string`);
+      if (typeof data !== "string" && !(data instanceof Uint8Array))
+        throw new PolyboxError("INVALID_ARGUMENT", `files["${path}"] must be text or bytes`);
     }
     return { language, code: request.code, files };
   }
 
   async createSandbox(
+    caller: Caller,
     options: { language?: Language; limits?: Partial<Limits>; engine?: EngineKind } = {},
   ): Promise<ManagedSandboxInfo> {
     const language = options.language === undefined ? undefined : checkLanguage(options.language);
-    const sandbox = await this.sandboxes.create({
+    const by = { owner: caller.owner, account: accountOf(caller) };
+    const sandbox = await this.sandboxes.create(by, {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.engine ? { engine: options.engine } : {}),
       ...(language ? { defaultLanguage: language } : {}),
     });
-    return this.sandboxes.info(sandbox.id);
+    return this.sandboxes.info(sandbox.id, caller.owner);
   }
 
-  closeSandbox(id: string): Promise<void> {
-    return this.sandboxes.close(id);
+  closeSandbox(caller: Caller, id: string): Promise<void> {
+    return this.sandboxes.close(id, caller.owner);
   }
 
-  sandboxStatus(id?: string): ManagedSandboxInfo[] {
-    return id === undefined ? this.sandboxes.list() : [this.sandboxes.info(id)];
+  /** One of the caller's sandboxes, or all of them (never another owner's). */
+  sandboxStatus(caller: Caller, id?: string): ManagedSandboxInfo[] {
+    return id === undefined
+      ? this.sandboxes.list(caller.owner)
+      : [this.sandboxes.info(id, caller.owner)];
   }
 
   /** The language for a run in this sandbox: the one asked for, else the sandbox's default. */
-  languageFor(id: string, language: Language | undefined): Language {
-    const chosen = language ?? this.sandboxes.defaultLanguage(id);
+  languageFor(caller: Caller, id: string, language: Language | undefined): Language {
+    const chosen = language ?? this.sandboxes.defaultLanguage(id, caller.owner);
     if (chosen === null) {
       throw new PolyboxError(
         "INVALID_ARGUMENT",
@@ -220,16 +276,16 @@ export class SandboxService {
   }
 
   /** Installs Python packages into a sandbox from the runtime's package sources. */
-  installPackages(id: string, packages: string[]): Promise<string[]> {
-    return this.sandboxes.get(id).installPackages(packages);
+  installPackages(caller: Caller, id: string, packages: string[]): Promise<string[]> {
+    return this.sandboxes.get(id, caller.owner).installPackages(packages);
   }
 
-  listFiles(id: string, path?: string): Promise<FileInfo[]> {
-    return this.sandboxes.get(id).files.list(path);
+  listFiles(caller: Caller, id: string, path?: string): Promise<FileInfo[]> {
+    return this.sandboxes.get(id, caller.owner).files.list(path);
   }
 
-  async readFile(id: string, path: string): Promise<ReadFileResult> {
-    const sandbox = this.sandboxes.get(id);
+  async readFile(caller: Caller, id: string, path: string): Promise<ReadFileResult> {
+    const sandbox = this.sandboxes.get(id, caller.owner);
     const rel = resolveWorkspacePath(path);
     const size = sandbox.workspace.has(rel) ? sandbox.workspace.sizeOf(rel) : 0;
     if (size > MAX_READ_BYTES) {
@@ -243,12 +299,13 @@ export class SandboxService {
   }
 
   async writeFile(
+    caller: Caller,
     id: string,
     path: string,
     data: string | Uint8Array,
   ): Promise<{ path: string; size: number }> {
     const rel = resolveWorkspacePath(path);
-    await this.sandboxes.get(id).files.write(rel, data);
+    await this.sandboxes.get(id, caller.owner).files.write(rel, data);
     return {
       path: rel,
       size: typeof data === "string" ? Buffer.byteLength(data) : data.byteLength,
@@ -257,11 +314,12 @@ export class SandboxService {
 
   /** Copies a host file into a sandbox; only from under the operator's --allow-read paths. */
   async uploadFile(
+    caller: Caller,
     id: string,
     localPath: string,
     path?: string,
   ): Promise<{ path: string; size: number }> {
-    const sandbox = this.sandboxes.get(id);
+    const sandbox = this.sandboxes.get(id, caller.owner);
     const dest = resolveWorkspacePath(path ?? this.hostFiles.basename(localPath));
     const bytes = await this.hostFiles.read(localPath, sandbox.limits.workspaceQuotaBytes);
     await sandbox.files.write(dest, bytes);
@@ -273,6 +331,10 @@ export class SandboxService {
     await this.jobs.close();
     await this.sandboxes.closeAll();
   }
+}
+
+function accountOf(caller: Caller): string {
+  return caller.account ?? caller.owner;
 }
 
 /** The host's values of the environment variables the operator allowed ("*" = all of them). */

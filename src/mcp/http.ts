@@ -2,24 +2,34 @@
 // session is its own McpServer over the shared SandboxService. Trust: the network is hostile.
 // Requests are refused before any MCP handling when the bearer token is wrong (401), the body is
 // too big (413) or the Host header is not this server's when bound to loopback (DNS rebinding).
-// The rate-limit identity is the client's address: sessions do not reset a client's budget.
+//
+// Who the client is (see docs/security.md, "Tenants"): with tokens, the token. Every session that
+// presents it is the same client: it owns the same sandboxes and jobs, and they outlive its
+// sessions (the idle timeout closes them). Without tokens, the session: it alone owns what it made,
+// and when it ends (closed by the client, idle-expired, server shut down) its jobs are cancelled
+// and its sandboxes closed, since nobody could reach them again. Sessions cost nothing to open, so
+// without tokens the per-client limits count per remote address instead.
 
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { SandboxService } from "../index.js";
+import type { Caller, SandboxService } from "../index.js";
 import { createMcpServer } from "./server.js";
 
 export interface HttpOptions {
   service: SandboxService;
   tools?: readonly string[];
+  maxResponseBytes?: number;
   version: string;
   port: number;
   host: string;
-  /** Bearer token every request must carry; none = no authentication (loopback use). */
-  token?: string;
+  /**
+   * Bearer tokens; every request must carry one of them, and each token is one client. None = no
+   * authentication (loopback use), and each session is its own client.
+   */
+  tokens?: readonly string[];
   /** Sessions open at once (default 256). */
   maxSessions?: number;
   /** A session unused this long is closed (default 30 min). */
@@ -38,20 +48,23 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 interface Session {
   transport: StreamableHTTPServerTransport;
   lastSeen: number;
+  /** The token that opened it: a session answers only requests that present the same one. */
+  token: Buffer | null;
 }
 
 export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? 256;
   const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const tokenDigest = options.token ? sha256(options.token) : null;
+  const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
   let allowedHosts: string[] | undefined;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== "/mcp")
       return reply(res, 404, { error: "not found: the MCP endpoint is /mcp" });
-    if (tokenDigest && !authorized(req, tokenDigest)) {
+    const token = tokenDigests.length > 0 ? presentedToken(req, tokenDigests) : null;
+    if (tokenDigests.length > 0 && token === null) {
       res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
       return reply(res, 401, {
         error:
@@ -76,7 +89,9 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       }
     }
     const sessionId = req.headers["mcp-session-id"];
-    const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    const found = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    // Another token's session is unknown to this caller, as a made-up id is.
+    const existing = found && (found.token === null || found.token === token) ? found : undefined;
     if (existing) {
       existing.lastSeen = Date.now();
       return existing.transport.handleRequest(req, res, body);
@@ -102,17 +117,35 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
         id: null,
       });
     }
+    const newId = randomUUID();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => newId,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, lastSeen: Date.now() });
+        sessions.set(id, { transport, lastSeen: Date.now(), token });
       },
       ...(allowedHosts ? { enableDnsRebindingProtection: true, allowedHosts } : {}),
     });
+    const caller: Caller =
+      token !== null
+        ? { owner: `token:${token.toString("hex")}` }
+        : { owner: `session:${newId}`, account: `address:${clientAddress(req)}` };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
+      // A session-owned client is gone for good: free what only it could reach.
+      if (token === null) {
+        options.service
+          .releaseOwner(
+            caller.owner,
+            "its HTTP session ended, and a session's sandboxes end with it",
+          )
+          .catch((error: unknown) =>
+            process.stderr.write(
+              `polybox: closing an ended session's sandboxes failed: ${error instanceof Error ? error.message : String(error)}\n`,
+            ),
+          );
+      }
     };
-    const mcp = createMcpServer({ ...options, client: `http:${clientAddress(req)}` });
+    const mcp = createMcpServer({ ...options, caller });
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   };
@@ -165,10 +198,17 @@ function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
-/** Compares digests in constant time, so response timing does not leak the token. */
-function authorized(req: IncomingMessage, digest: Buffer): boolean {
+/**
+ * The digest of the configured token the request presents, or null. Digests are compared in
+ * constant time, each of them, so response timing does not leak a token or which one matched.
+ */
+function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-  return m !== null && timingSafeEqual(sha256(m[1]!.trim()), digest);
+  if (m === null) return null;
+  const presented = sha256(m[1]!.trim());
+  let match: Buffer | null = null;
+  for (const digest of digests) if (timingSafeEqual(presented, digest)) match = digest;
+  return match;
 }
 
 function clientAddress(req: IncomingMessage): string {

@@ -55,14 +55,23 @@ export function runStructured(r: ExecuteResult): Structured {
 /** Image types MCP clients render; others (SVG) stay files the model can read_file. */
 const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
+/** The images of a run that can be attached as image content. */
+export function inlineImages(images: readonly RunImage[]): RunImage[] {
+  return images.filter((i) => INLINE_IMAGES.has(i.mimeType));
+}
+
+/** Base64 of each image, made once: fitting an answer to its budget renders it several times. */
+const encoded = new WeakMap<RunImage, string>();
+
 export function imageContent(images: readonly RunImage[]): CallToolResult["content"] {
-  return images
-    .filter((i) => INLINE_IMAGES.has(i.mimeType))
-    .map((i) => ({
-      type: "image" as const,
-      data: Buffer.from(i.data).toString("base64"),
-      mimeType: i.mimeType,
-    }));
+  return inlineImages(images).map((i) => {
+    let data = encoded.get(i);
+    if (data === undefined) {
+      data = Buffer.from(i.data).toString("base64");
+      encoded.set(i, data);
+    }
+    return { type: "image" as const, data, mimeType: i.mimeType };
+  });
 }
 
 export function ms(n: number): string {
@@ -74,7 +83,7 @@ export function ms(n: number): string {
  * announced in the first line and again, on its own line, right after the output, so it is not
  * mistaken for the program's last words.
  */
-export function runText(r: ExecuteResult): string {
+export function runText(r: ExecuteResult, attached: readonly RunImage[] = r.images): string {
   const head = [`status: ${r.status}`, `exit code ${r.exitCode}`, ms(r.durationMs)];
   if (r.truncated) head.push("OUTPUT TRUNCATED");
   if (r.sandboxId) head.push(`sandbox ${r.sandboxId}`);
@@ -101,7 +110,7 @@ export function runText(r: ExecuteResult): string {
   if (r.filesChanged.length > 0) lines.push(`files changed: ${r.filesChanged.join(", ")}`);
   for (const i of r.images)
     lines.push(
-      `image: ${i.path ?? "(displayed)"} ${i.mimeType}, ${i.data.byteLength} bytes${INLINE_IMAGES.has(i.mimeType) ? " (attached)" : ""}`,
+      `image: ${i.path ?? "(displayed)"} ${i.mimeType}, ${i.data.byteLength} bytes${INLINE_IMAGES.has(i.mimeType) && attached.includes(i) ? " (attached)" : ""}`,
     );
   for (const note of r.notes ?? []) lines.push(`note: ${note}`);
   return lines.join("\n");
@@ -127,12 +136,12 @@ export function jobStructured(job: JobInfo): Structured {
   };
 }
 
-export function jobText(job: JobInfo): string {
+export function jobText(job: JobInfo, attached?: readonly RunImage[]): string {
   const head = [`job ${job.id}: ${job.status}`, `queued ${ms(job.queuedMs)}`];
   if (job.durationMs !== null) head.push(`ran ${ms(job.durationMs)}`);
   const lines = [head.join(" · ")];
   if (job.error) lines.push(`error: ${job.error.code}: ${job.error.message}`);
-  if (job.result) lines.push(runText({ ...job.result, sandboxId: job.sandboxId }));
+  if (job.result) lines.push(runText({ ...job.result, sandboxId: job.sandboxId }, attached));
   else if (job.status === "queued" || job.status === "running") {
     lines.push(
       "not finished: poll check_job_status again, read output so far with get_job_logs, stop it with cancel_job",

@@ -4,7 +4,36 @@
 // `timeout` silently ignored would be worse than a clear refusal.
 
 import { z } from "zod";
-import { LANGUAGES, type Limits, RUN_STATUSES } from "../index.js";
+import { LANGUAGES, type Limits, PolyboxError, RUN_STATUSES } from "../index.js";
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Base64 (whitespace ignored) to bytes; anything else is refused, naming `what`. */
+export function decodeBase64(text: string, what: string): Uint8Array {
+  const compact = text.replace(/\s+/g, "");
+  if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `${what} is not valid base64 (A-Z, a-z, 0-9, +, /, padded with = to a multiple of 4)`,
+    );
+  }
+  return new Uint8Array(Buffer.from(compact, "base64"));
+}
+
+/** `files` as the tools take them: text, or { base64 } for binary content. */
+export type FilesArg = Record<string, string | { base64: string }>;
+
+/** `files` as the library takes them: text stays text, base64 becomes bytes. */
+export function decodeFiles(files: FilesArg): Record<string, string | Uint8Array> {
+  const out: Record<string, string | Uint8Array> = {};
+  for (const [path, content] of Object.entries(files)) {
+    out[path] =
+      typeof content === "string"
+        ? content
+        : decodeBase64(content.base64, `files[${JSON.stringify(path)}].base64`);
+  }
+  return out;
+}
 
 /** A strict object schema whose "unknown argument" error names the arguments the tool accepts. */
 export function strictArgs<S extends z.ZodRawShape>(shape: S) {
@@ -47,9 +76,15 @@ export function argSchemas(max: Readonly<Limits>) {
         `Wall-clock limit for this run in seconds (at most ${max.timeoutMs / 1000}); the run is killed past it.`,
       ),
     files: z
-      .record(z.string(), z.string())
+      .record(
+        z.string(),
+        z.union([
+          z.string(),
+          z.strictObject({ base64: z.string().describe("The file's bytes, base64-encoded") }),
+        ]),
+      )
       .describe(
-        'Text files to put in the workspace before the run, as { "path": "content" }; paths are relative to /workspace, the working directory.',
+        'Files to put in the workspace before the run, as { "path": "text content" }, or { "path": { "base64": "..." } } for binary files (e.g. a .wasm module); paths are relative to /workspace, the working directory.',
       ),
     async: z
       .boolean()

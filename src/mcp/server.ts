@@ -3,7 +3,8 @@
 // live in the service, so every connection of an HTTP server sees the same ones.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { PolyboxError, type SandboxService } from "../index.js";
+import { type Caller, PolyboxError, type SandboxService } from "../index.js";
+import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
 import { fileTools } from "./tools/files.js";
 import { jobTools } from "./tools/jobs.js";
@@ -31,10 +32,12 @@ export const TOOL_NAMES = [
 
 export interface McpServerOptions {
   service: SandboxService;
-  /** Who is calling, for the per-client rate limit (an HTTP address, or one stdio connection). */
-  client: string;
+  /** Who is calling: whose sandboxes and jobs these are, and whose limits they count against. */
+  caller: Caller;
   /** Only these tools (default: all). */
   tools?: readonly string[];
+  /** Largest answer in bytes (default DEFAULT_MAX_RESPONSE_BYTES; see budget.ts). */
+  maxResponseBytes?: number;
   version: string;
 }
 
@@ -54,12 +57,26 @@ export function checkToolNames(names: readonly string[]): void {
   }
 }
 
+/** Checks a --max-response value, so a bad one fails at start-up, not at the first session. */
+export function checkResponseLimit(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_RESPONSE_BYTES) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `the response limit (--max-response) must be at least ${MIN_RESPONSE_BYTES} bytes, got ${bytes}`,
+    );
+  }
+  return bytes;
+}
+
 export function createMcpServer(options: McpServerOptions): McpServer {
   const server = new McpServer(
     { name: "polybox", version: options.version },
     { instructions: INSTRUCTIONS, capabilities: { tools: {} } },
   );
-  const ctx: ToolContext = { service: options.service, client: options.client };
+  const maxResponseBytes = checkResponseLimit(
+    options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  );
+  const ctx: ToolContext = { service: options.service, caller: options.caller, maxResponseBytes };
   const all: ToolDef[] = [
     ...runTools(ctx),
     ...jobTools(ctx),
@@ -68,6 +85,6 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   ];
   if (options.tools) checkToolNames(options.tools);
   const wanted = new Set(options.tools ?? TOOL_NAMES);
-  for (const def of all) if (wanted.has(def.name)) register(server, def);
+  for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
   return server;
 }

@@ -9,13 +9,14 @@ import { createMcpServer } from "./server.js";
 export interface StdioOptions {
   service: SandboxService;
   tools?: readonly string[];
+  maxResponseBytes?: number;
   version: string;
 }
 
 /** Serves until stdin ends or the client disconnects; resolves then. */
 export async function serveStdio(options: StdioOptions): Promise<void> {
-  // One stdio connection is one client, for the rate limit.
-  const server = createMcpServer({ ...options, client: `stdio:${randomUUID()}` });
+  // One stdio connection is one client: it owns every sandbox and job made over it.
+  const server = createMcpServer({ ...options, caller: { owner: `stdio:${randomUUID()}` } });
   const transport = new StdioServerTransport();
   const ended = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -11,16 +11,19 @@ import type {
   ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { SandboxService } from "../index.js";
+import type { Caller, SandboxService } from "../index.js";
+import { capResponse } from "./budget.js";
 import { errorResult } from "./render.js";
 import { strictArgs } from "./schemas.js";
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** What every tool handler may use: the service, and who is calling (for the rate limit). */
+/** What every tool handler may use: the service, who is calling, and the response budget. */
 export interface ToolContext {
   service: SandboxService;
-  client: string;
+  caller: Caller;
+  /** No answer is larger than this, in bytes as sent (see budget.ts). */
+  maxResponseBytes: number;
 }
 
 export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
@@ -38,7 +41,8 @@ export function tool<S extends z.ZodRawShape>(def: ToolDef<S>): ToolDef {
   return def as unknown as ToolDef;
 }
 
-export function register(server: McpServer, def: ToolDef): void {
+/** Registers a tool whose every answer, error or not, is held within `maxResponseBytes`. */
+export function register(server: McpServer, def: ToolDef, maxResponseBytes: number): void {
   server.registerTool(
     def.name,
     {
@@ -49,11 +53,13 @@ export function register(server: McpServer, def: ToolDef): void {
       ...(def.annotations ? { annotations: def.annotations } : {}),
     },
     async (args: unknown, extra: Extra) => {
+      let answer: CallToolResult;
       try {
-        return await def.run(args as z.output<z.ZodObject<z.ZodRawShape>>, extra);
+        answer = await def.run(args as z.output<z.ZodObject<z.ZodRawShape>>, extra);
       } catch (error) {
-        return errorResult(error);
+        answer = errorResult(error);
       }
+      return capResponse(answer, maxResponseBytes);
     },
   );
 }

@@ -103,7 +103,8 @@ export async function httpServer(
     clients.push(client);
     return client;
   };
-  const token = env.POLYBOX_TOKEN ?? /--token[= ](\S+)/.exec(args.join(" "))?.[1];
+  // With several tokens (--token=A,B) the first client uses the first.
+  const token = (env.POLYBOX_TOKEN ?? /--token[= ](\S+)/.exec(args.join(" "))?.[1])?.split(",")[0];
   const client = await connect(token);
   return {
     url,

@@ -1,5 +1,5 @@
 // End to end over Streamable HTTP against `polybox serve --port 0`: the bearer token (401 without
-// it), the Host check that stops DNS rebinding, sessions sharing one set of sandboxes, and a run.
+// it), the Host check that stops DNS rebinding, sessions of one token sharing its sandboxes, and a run.
 
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -111,7 +111,7 @@ describe("polybox serve", () => {
     expect(lines).toEqual(["1 one", "2 two"]);
   });
 
-  it("shares sandboxes between sessions of one server", async () => {
+  it("shares sandboxes between sessions of one token", async () => {
     const created = await call(server.client, "create_sandbox", { language: "python" });
     const sandbox_id = created.structuredContent?.sandbox_id;
     await call(server.client, "execute_code", { sandbox_id, code: "shared = 'yes'" });

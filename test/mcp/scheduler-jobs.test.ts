@@ -109,6 +109,35 @@ describe("Scheduler", () => {
     await s.schedule("a", async () => 1);
   });
 
+  it("T22: holds each client to its share of running and waiting places, freeing them as runs end", async () => {
+    const s = new Scheduler({ concurrency: 1, queueLimit: 4, maxRunsPerClient: 2 });
+    const gates = [deferred<number>(), deferred<number>()];
+    const held = gates.map((g) => s.schedule("a", () => g.promise));
+    let error: unknown;
+    try {
+      void s.schedule("a", async () => 1);
+    } catch (e) {
+      error = e;
+    }
+    expect(isPolyboxError(error, "SERVER_BUSY")).toBe(true);
+    expect((error as Error).message).toMatch(/--max-runs-per-client=2/);
+    const other = s.schedule("b", async () => 2); // another client still gets in
+    expect(s.heldFor("a")).toBe(2);
+    for (const g of gates) g.resolve(0);
+    await Promise.all([...held, other]);
+    expect(s.heldFor("a")).toBe(0);
+    // An aborted wait gives its place back too.
+    const gate = deferred<number>();
+    const running = s.schedule("a", () => gate.promise);
+    const abort = new AbortController();
+    const waiting = s.schedule("a", async () => 1, { signal: abort.signal });
+    abort.abort(new Error("gone"));
+    await expect(waiting).rejects.toThrow("gone");
+    expect(s.heldFor("a")).toBe(1);
+    gate.resolve(0);
+    await running;
+  });
+
   it("parses rate limits as the flag spells them", () => {
     expect(parseRateLimit("10cpu-s/min")).toEqual({ cpuMs: 10_000, windowMs: 60_000 });
     expect(parseRateLimit("0.5 cpu-s / s")).toEqual({ cpuMs: 500, windowMs: 1000 });
@@ -181,6 +210,42 @@ describe("JobManager", () => {
       }),
     ).toThrow("busy");
     void jobs.close();
+  });
+
+  it("T22: answers another owner's job, live or forgotten, as if it never existed", async () => {
+    let now = 0;
+    const jobs = new JobManager({ retentionMs: 1000, now: () => now });
+    const gate = deferred<RunResult>();
+    const job = jobs.submit({ ...meta, owner: "alice" }, () => gate.promise);
+    const unknown = (id: string) => `no job with id "${id}"`;
+    for (const probe of [
+      () => jobs.status(job.id, "mallory"),
+      () => jobs.logs(job.id, "mallory"),
+    ]) {
+      expect(probe).toThrow(unknown(job.id));
+    }
+    await expect(jobs.cancel(job.id, { owner: "mallory" })).rejects.toThrow(unknown(job.id));
+    expect(jobs.status(job.id, "alice").status).toBe("queued");
+    gate.resolve(fakeResult("ok"));
+    await new Promise((r) => setTimeout(r, 0));
+    now = 1000;
+    expect(() => jobs.status(job.id, "alice")).toThrow(/forgotten/);
+    expect(() => jobs.status(job.id, "mallory")).toThrow(unknown(job.id));
+    await jobs.close();
+  });
+
+  it("cancels the jobs of an owner that went away, and only those", async () => {
+    const jobs = new JobManager();
+    const hang = (ctx: { signal: AbortSignal }) =>
+      new Promise<RunResult>((resolve) =>
+        ctx.signal.addEventListener("abort", () => resolve(fakeResult("cancelled"))),
+      );
+    const gone = jobs.submit({ ...meta, owner: "gone" }, hang);
+    const stays = jobs.submit({ ...meta, owner: "stays" }, hang);
+    await jobs.cancelOwner("gone");
+    expect(jobs.status(gone.id).status).toBe("cancelled");
+    expect(jobs.status(stays.id).status).toBe("queued");
+    await jobs.close();
   });
 
   it("forgets finished jobs after the retention time", async () => {

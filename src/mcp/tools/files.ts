@@ -3,12 +3,12 @@
 
 import { z } from "zod";
 import { PolyboxError } from "../../index.js";
+import { responseBytes } from "../budget.js";
 import { result } from "../render.js";
-import { argSchemas } from "../schemas.js";
+import { argSchemas, decodeBase64 } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
 const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const path = z
   .string()
@@ -16,7 +16,7 @@ const path = z
     'Workspace path, relative to /workspace (e.g. "data.csv" or "out/plot.png"); ".." may not leave the workspace',
   );
 
-export function fileTools({ service }: ToolContext): ToolDef[] {
+export function fileTools({ service, caller, maxResponseBytes }: ToolContext): ToolDef[] {
   const a = argSchemas(service.runtime.maxLimits);
   return [
     tool({
@@ -40,7 +40,7 @@ export function fileTools({ service }: ToolContext): ToolDef[] {
       },
       annotations: { readOnlyHint: true },
       run: async ({ sandbox_id, path: dir }) => {
-        const files = (await service.listFiles(sandbox_id, dir)).map((f) => ({
+        const files = (await service.listFiles(caller, sandbox_id, dir)).map((f) => ({
           path: f.path,
           type: f.type,
           size: f.size,
@@ -70,9 +70,19 @@ export function fileTools({ service }: ToolContext): ToolDef[] {
       },
       annotations: { readOnlyHint: true },
       run: async ({ sandbox_id, path: p }) => {
-        const file = await service.readFile(sandbox_id, p);
+        const file = await service.readFile(caller, sandbox_id, p);
         const head = `${file.path} (${file.mimeType}, ${file.size} bytes)`;
         if (file.text !== null) {
+          const bare = responseBytes({
+            content: [{ type: "text", text: head }],
+            structuredContent: { content: file.text },
+          });
+          if (bare > maxResponseBytes) {
+            throw new PolyboxError(
+              "INVALID_ARGUMENT",
+              `${file.path} is ${file.size} bytes, over the response limit of ${maxResponseBytes} bytes (--max-response) for one answer; read parts of it inside the sandbox (head, tail, sed -n) instead`,
+            );
+          }
           return result(
             {
               path: file.path,
@@ -92,6 +102,17 @@ export function fileTools({ service }: ToolContext): ToolDef[] {
           encoding: "base64",
           content: data,
         };
+        // The content itself must fit: a cut base64 string would be a corrupt file, not a file.
+        const bare = responseBytes({
+          content: [{ type: "text", text: head }],
+          structuredContent: structured,
+        });
+        if (bare > maxResponseBytes) {
+          throw new PolyboxError(
+            "INVALID_ARGUMENT",
+            `${file.path} is ${file.size} bytes, ${bare} bytes as base64 in an answer, over the response limit of ${maxResponseBytes} bytes (--max-response); process it inside the sandbox, or split it (e.g. split -b) and read the parts`,
+          );
+        }
         if (INLINE_IMAGES.has(file.mimeType)) {
           return result(structured, `${head}: image attached`, [
             { type: "image", data, mimeType: file.mimeType },
@@ -117,18 +138,14 @@ export function fileTools({ service }: ToolContext): ToolDef[] {
       output: { path: z.string(), size: z.number() },
       annotations: { destructiveHint: true },
       run: async ({ sandbox_id, path: p, content, encoding }) => {
-        let data: string | Uint8Array = content;
-        if (encoding === "base64") {
-          const compact = content.replace(/\s+/g, "");
-          if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
-            throw new PolyboxError(
-              "INVALID_ARGUMENT",
-              "content is not valid base64 (A-Z, a-z, 0-9, +, /, padded with = to a multiple of 4); send text with encoding utf8 instead",
-            );
-          }
-          data = new Uint8Array(Buffer.from(compact, "base64"));
-        }
-        const written = await service.writeFile(sandbox_id, p, data);
+        const data: string | Uint8Array =
+          encoding === "base64"
+            ? decodeBase64(
+                content,
+                "content (encoding base64; send text with encoding utf8 instead)",
+              )
+            : content;
+        const written = await service.writeFile(caller, sandbox_id, p, data);
         return result(written, `wrote ${written.path} (${written.size} bytes)`);
       },
     }),
@@ -145,7 +162,7 @@ export function fileTools({ service }: ToolContext): ToolDef[] {
       output: { path: z.string(), size: z.number() },
       annotations: { destructiveHint: false },
       run: async ({ sandbox_id, local_path, path: dest }) => {
-        const copied = await service.uploadFile(sandbox_id, local_path, dest);
+        const copied = await service.uploadFile(caller, sandbox_id, local_path, dest);
         return result(copied, `uploaded ${local_path} to ${copied.path} (${copied.size} bytes)`);
       },
     }),

@@ -3,8 +3,9 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { JobInfo } from "../../index.js";
-import { imageContent, jobStructured, jobText } from "../render.js";
+import type { JobInfo, RunImage } from "../../index.js";
+import { fitRun } from "../budget.js";
+import { imageContent, inlineImages, jobStructured, jobText } from "../render.js";
 import { JOB_STATUSES, runResultShape } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
@@ -29,7 +30,8 @@ const jobShape = {
     .describe("Why it failed without a result"),
 };
 
-export function jobTools({ service }: ToolContext): ToolDef[] {
+export function jobTools({ service, caller, maxResponseBytes }: ToolContext): ToolDef[] {
+  const jobResult = (job: JobInfo) => jobAnswer(job, maxResponseBytes);
   return [
     tool({
       name: "check_job_status",
@@ -40,7 +42,7 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
       output: jobShape,
       annotations: { readOnlyHint: true },
       run: async ({ job_id }) => {
-        const job = service.jobs.status(job_id);
+        const job = service.jobStatus(caller, job_id);
         return { ...jobResult(job) };
       },
     }),
@@ -57,7 +59,7 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
       },
       annotations: { readOnlyHint: true },
       run: async ({ job_id }) => {
-        const logs = service.jobs.logs(job_id);
+        const logs = service.jobLogs(caller, job_id);
         const text = [`job ${job_id}: ${logs.status}`];
         if (logs.stdout) text.push("--- stdout ---", logs.stdout.replace(/\n$/, ""));
         if (logs.stderr) text.push("--- stderr ---", logs.stderr.replace(/\n$/, ""));
@@ -77,8 +79,8 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
       output: { ...jobShape, cancelled: z.boolean().describe("True if this call stopped the job") },
       annotations: { destructiveHint: true, idempotentHint: true },
       run: async ({ job_id }) => {
-        const before = service.jobs.status(job_id);
-        const job = await service.jobs.cancel(job_id);
+        const before = service.jobStatus(caller, job_id);
+        const job = await service.cancelJob(caller, job_id);
         const cancelled = before.finishedAt === null;
         const note = cancelled
           ? job.status === "cancelled"
@@ -88,7 +90,7 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
         const r = jobResult(job);
         return {
           ...r,
-          content: [{ type: "text", text: `${note}\n${jobText(job)}` }],
+          content: [{ type: "text", text: `${note}\n${text(r)}` }, ...r.content.slice(1)],
           structuredContent: { ...r.structuredContent, cancelled },
         };
       },
@@ -96,10 +98,26 @@ export function jobTools({ service }: ToolContext): ToolDef[] {
   ];
 }
 
-/** A finished job's images are attached as they would be for a run that was waited for. */
-function jobResult(job: JobInfo): CallToolResult & { structuredContent: Record<string, unknown> } {
-  return {
-    content: [{ type: "text", text: jobText(job) }, ...imageContent(job.result?.images ?? [])],
-    structuredContent: jobStructured(job),
-  };
+/**
+ * A finished job's images are attached as they would be for a run that was waited for, within
+ * the same response budget.
+ */
+function jobAnswer(
+  job: JobInfo,
+  maxBytes: number,
+): CallToolResult & { structuredContent: Record<string, unknown> } {
+  const build = (j: JobInfo, attached: readonly RunImage[]) => ({
+    content: [{ type: "text" as const, text: jobText(j, attached) }, ...imageContent(attached)],
+    structuredContent: jobStructured(j),
+  });
+  if (!job.result) return build(job, []);
+  const run = { ...job.result, sandboxId: job.sandboxId };
+  return fitRun(run, inlineImages(run.images), maxBytes, (view, attached) =>
+    build({ ...job, result: view }, attached),
+  ) as ReturnType<typeof build>;
+}
+
+function text(answer: CallToolResult): string {
+  const first = answer.content[0];
+  return first?.type === "text" ? first.text : "";
 }

@@ -3,8 +3,9 @@
 // onto SandboxService.execute (wait) or .submit (async job).
 
 import { type ExecuteRequest, LANGUAGES, type Language } from "../../index.js";
-import { imageContent, result, runStructured, runText } from "../render.js";
-import { argSchemas, executeOutputShape } from "../schemas.js";
+import { fitRun } from "../budget.js";
+import { imageContent, inlineImages, result, runStructured, runText } from "../render.js";
+import { argSchemas, decodeFiles, executeOutputShape, type FilesArg } from "../schemas.js";
 import { type Extra, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { progressReporter } from "./progress.js";
 
@@ -12,7 +13,7 @@ interface RunArgs {
   code: string;
   sandbox_id?: string | undefined;
   timeout_seconds?: number | undefined;
-  files?: Record<string, string> | undefined;
+  files?: FilesArg | undefined;
   args?: string[] | undefined;
   async?: boolean | undefined;
 }
@@ -26,7 +27,7 @@ const ABOUT: Record<string, string> = {
     "Run TypeScript: types are stripped (not checked) and the result runs as JavaScript in QuickJS.",
   bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no network, no real processes).",
   ruby: "Run Ruby 3.4 (CRuby compiled to WebAssembly, with its standard library; no network, no gems beyond the standard ones). The value is inspect of the last expression.",
-  wasm: "Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else.",
+  wasm: 'Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else. Send the module in files as {"app.wasm": {"base64": "..."}} (or with write_file).',
 };
 
 const COMMON =
@@ -68,7 +69,12 @@ export function runTools(ctx: ToolContext): ToolDef[] {
       output: executeOutputShape,
       annotations: { destructiveHint: false, openWorldHint: false },
       run: (args, extra) =>
-        execute(ctx, ctx.service.languageFor(args.sandbox_id, args.language), args, extra),
+        execute(
+          ctx,
+          ctx.service.languageFor(ctx.caller, args.sandbox_id, args.language),
+          args,
+          extra,
+        ),
     }),
     tool({
       name: "create_run_close",
@@ -93,14 +99,14 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
     language,
     code: args.code,
     ...(args.sandbox_id !== undefined ? { sandboxId: args.sandbox_id } : {}),
-    ...(args.files !== undefined ? { files: args.files } : {}),
+    ...(args.files !== undefined ? { files: decodeFiles(args.files) } : {}),
     ...(args.args !== undefined ? { args: args.args } : {}),
     ...(args.timeout_seconds !== undefined
       ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
       : {}),
   };
   if (args.async) {
-    const job = ctx.service.submit(ctx.client, request);
+    const job = ctx.service.submit(ctx.caller, request);
     return result(
       { job_id: job.id, status: job.status, sandbox_id: job.sandboxId },
       `job ${job.id}: ${job.status}. Poll check_job_status with this job_id; get_job_logs shows output so far; cancel_job stops it.`,
@@ -108,12 +114,14 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
   }
   const progress = progressReporter(extra);
   try {
-    const r = await ctx.service.execute(ctx.client, {
+    const r = await ctx.service.execute(ctx.caller, {
       ...request,
       signal: extra.signal,
       onOutput: progress.onOutput,
     });
-    return result(runStructured(r), runText(r), imageContent(r.images));
+    return fitRun(r, inlineImages(r.images), ctx.maxResponseBytes, (view, attached) =>
+      result(runStructured(view), runText(view, attached), imageContent(attached)),
+    );
   } finally {
     progress.stop();
   }

@@ -28,7 +28,7 @@ const sandboxShape = z.object({
   }),
 });
 
-export function sandboxTools({ service }: ToolContext): ToolDef[] {
+export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
   const a = argSchemas(service.runtime.maxLimits);
   const max = service.runtime.maxLimits;
   return [
@@ -73,7 +73,7 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
       annotations: { destructiveHint: false, openWorldHint: false },
       run: async (args) => {
-        const info = await service.createSandbox({
+        const info = await service.createSandbox(caller, {
           ...(args.language ? { language: args.language } : {}),
           ...(args.engine ? { engine: args.engine } : {}),
           limits: {
@@ -104,7 +104,7 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
       output: { sandbox_id: z.string(), closed: z.boolean() },
       annotations: { destructiveHint: true, idempotentHint: false },
       run: async ({ sandbox_id }) => {
-        await service.closeSandbox(sandbox_id);
+        await service.closeSandbox(caller, sandbox_id);
         return result(
           { sandbox_id, closed: true },
           `closed sandbox ${sandbox_id}; its files are gone`,
@@ -115,21 +115,22 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
       name: "get_sandbox_status",
       title: "Sandbox status",
       description:
-        "Status of one sandbox (with sandbox_id) or of all open sandboxes: age, last use, languages used, file count and bytes, and when it will be closed for idleness. Also the server's load.",
+        "Status of one of your sandboxes (with sandbox_id) or of all of them: age, last use, languages used, file count and bytes, and when it will be closed for idleness. Other clients' sandboxes are never shown. Also the server's load.",
       input: { sandbox_id: a.sandboxId.optional() },
       output: {
         sandboxes: z.array(sandboxShape),
-        max_sandboxes: z.number(),
+        max_sandboxes: z.number().describe("Sandboxes the server keeps open, all clients together"),
+        max_sandboxes_per_client: z.number().describe("Sandboxes one client may have open"),
         running_runs: z.number(),
         queued_runs: z.number(),
         concurrency: z.number(),
       },
       annotations: { readOnlyHint: true },
       run: async ({ sandbox_id }) => {
-        const list = service.sandboxStatus(sandbox_id).map(describe);
+        const list = service.sandboxStatus(caller, sandbox_id).map(describe);
         const s = service.scheduler;
         const lines = [
-          `${list.length} sandbox${list.length === 1 ? "" : "es"} (max ${service.sandboxes.maxSandboxes}); runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
+          `${list.length} sandbox${list.length === 1 ? "" : "es"} of yours (max ${service.sandboxes.maxSandboxesPerClient} per client, ${service.sandboxes.maxSandboxes} in all); runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
         ];
         for (const b of list) {
           lines.push(
@@ -140,6 +141,7 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
           {
             sandboxes: list,
             max_sandboxes: service.sandboxes.maxSandboxes,
+            max_sandboxes_per_client: service.sandboxes.maxSandboxesPerClient,
             running_runs: s.running,
             queued_runs: s.queued,
             concurrency: s.concurrency,
@@ -175,7 +177,11 @@ export function sandboxTools({ service }: ToolContext): ToolDef[] {
             'give exactly one of package_name (a string) or packages (a list), e.g. {"package_name": "numpy"}',
           );
         }
-        const installed = await service.installPackages(sandbox_id, packages ?? [package_name!]);
+        const installed = await service.installPackages(
+          caller,
+          sandbox_id,
+          packages ?? [package_name!],
+        );
         return result(
           { sandbox_id, installed },
           `installed in sandbox ${sandbox_id}: ${installed.join(", ")}`,
