@@ -70,9 +70,16 @@ function deny(name: string): () => never {
   };
 }
 
+/**
+ * Taken when this module loads, before any engine runs: just-bash's defense-in-depth replaces
+ * `process.memoryUsage` with a thrower while a script runs, and the allocation guard below must
+ * keep working then (a 1 MiB buffer in a Bash pipeline would otherwise fail the script).
+ */
+const memoryUsage = process.memoryUsage.bind(process);
+
 /** What this worker's isolate holds: JS heap plus external memory (every ArrayBuffer and WASM memory). */
 export function isolateBytes(): number {
-  const usage = process.memoryUsage();
+  const usage = memoryUsage();
   return usage.heapUsed + usage.external;
 }
 
