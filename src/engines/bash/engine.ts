@@ -8,6 +8,7 @@ import type { RunRequest } from "../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
+import { AVAILABLE, unavailableCommands } from "./commands.js";
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
@@ -96,6 +97,8 @@ async function createInstance(): Promise<Engine> {
         fs,
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
+        commands: AVAILABLE,
+        customCommands: unavailableCommands,
         executionLimits: executionLimits(request.limits),
       });
       try {
