@@ -7,9 +7,11 @@
 //   - sizes of data held at once (one string, live buffers, a heredoc, array elements, brace
 //     expansions): `memoryMb`;
 //   - bytes held in the shell's file system (workspace and /tmp): `workspaceQuotaBytes`;
-//   - wall time: `timeoutMs` (our deadline aborts first; just-bash's is a backstop).
+//   - wall time: `timeoutMs`.
 // Output to the caller is not a just-bash budget at all: the worker's OutputSink applies
-// `maxOutputBytes` to what the script writes to its own stdout and stderr.
+// `maxOutputBytes` to what the script writes to its own stdout and stderr. just-bash hands that
+// output over only when the script ends, so a script that prints forever is stopped by
+// `timeoutMs` (or `memoryMb`), not at `maxOutputBytes`; what reaches the caller stays capped.
 
 import type { BashOptions } from "just-bash";
 import type { EngineStatus, RunLimits } from "../../protocol/messages.js";
@@ -17,7 +19,13 @@ import type { EngineStatus, RunLimits } from "../../protocol/messages.js";
 /** Large enough never to be reached before the deadline, small enough for just-bash's checks. */
 const BY_TIME = 2 ** 50;
 
-export function executionLimits(limits: RunLimits): BashOptions["executionLimits"] {
+/** just-bash stops itself this long before the run's deadline, ahead of the worker's kill. */
+const DEADLINE_MARGIN_MS = 50;
+
+export function executionLimits(
+  limits: RunLimits,
+  remainingMs: number = limits.timeoutMs,
+): BashOptions["executionLimits"] {
   const memoryBytes = limits.memoryMb * 1024 * 1024;
   return {
     maxCommandCount: BY_TIME,
@@ -40,7 +48,8 @@ export function executionLimits(limits: RunLimits): BashOptions["executionLimits
     maxArrayElements: Math.floor(memoryBytes / 16),
     maxBraceExpansionResults: Math.floor(memoryBytes / 16),
     maxFileSystemBytes: limits.workspaceQuotaBytes + 1,
-    maxExecutionTimeMs: limits.timeoutMs + 2_000,
+    // At its deadline just-bash ends the script itself, so the interpreter outlives a timeout.
+    maxExecutionTimeMs: Math.max(1, remainingMs - DEADLINE_MARGIN_MS),
   };
 }
 
@@ -50,9 +59,9 @@ const FIXED =
   'run the script in native mode (engine: "native") for real bash';
 
 /**
- * just-bash stops a script that exceeds one of its budgets with exit code 126 and a message on
- * the last line of stderr. Which polybox status (and message) that is, by the budget's family
- * above; undefined for an ordinary exit 126 (a command that could not be executed).
+ * just-bash stops a script that exceeds one of its budgets with exit code 126 (124 at its
+ * deadline) and a message on the last line of stderr. Which polybox status (and message) that
+ * is, by the budget's family above; undefined for an ordinary exit 126 or 124.
  */
 export function limitVerdict(
   stderr: string,

@@ -99,7 +99,7 @@ async function createInstance(): Promise<Engine> {
         env: { HOME: ROOT, ...shellEnv, ...request.env },
         commands: AVAILABLE,
         customCommands: unavailableCommands,
-        executionLimits: executionLimits(request.limits),
+        executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
@@ -108,7 +108,10 @@ async function createInstance(): Promise<Engine> {
           rawScript: true,
           stdin: request.stdin,
         });
-        const verdict = result.exitCode === 126 ? limitVerdict(result.stderr) : undefined;
+        const verdict =
+          result.exitCode === 126 || result.exitCode === 124
+            ? limitVerdict(result.stderr)
+            : undefined;
         run.output.write("stdout", result.stdout);
         run.output.write("stderr", withoutTuningHint(result.stderr));
         const env = result.env ?? {};
