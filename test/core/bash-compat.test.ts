@@ -34,6 +34,17 @@ describe("Bash compatibility", () => {
     expect(second.filesChanged).toEqual([]);
   });
 
+  it("has mktemp and realpath", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const r = await sb.run(
+      "bash",
+      'f=$(mktemp); g=$(mktemp); d=$(mktemp -d); test -f "$f" && test -d "$d" && [ "$f" != "$g" ] && echo "$f $d"; mkdir -p sub; cd sub; realpath ../sub/./.. missing',
+    );
+    expect(r.stdout).toMatch(/^\/tmp\/tmp\.\w{10} \/tmp\/tmp\.\w{10}\n\/workspace\n$/);
+    expect(r.stderr).toBe("realpath: missing: No such file or directory\n");
+    expect(r.exitCode).toBe(1);
+  });
+
   it.each([
     ["yq", "yq .a data.yaml", "jq"],
     ["sqlite3", "sqlite3 :memory: 'select 1'", "sqlite3 module"],

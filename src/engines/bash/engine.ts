@@ -9,6 +9,7 @@ import { type Engine, type EngineOutcome, type RunContext, recyclable } from "..
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
+import { extraCommands } from "./extra-commands.js";
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
@@ -98,7 +99,7 @@ async function createInstance(): Promise<Engine> {
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
         commands: AVAILABLE,
-        customCommands: unavailableCommands,
+        customCommands: [...unavailableCommands, ...extraCommands],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
       try {
