@@ -78,6 +78,13 @@ function deny(name: string): () => never {
 }
 
 /**
+ * Taken when this module loads, before any engine runs: just-bash's defense-in-depth replaces
+ * `process.memoryUsage` with a thrower while a script runs, and the allocation guard below must
+ * keep working then (a 1 MiB buffer in a Bash pipeline would otherwise fail the script).
+ */
+const memoryUsage = process.memoryUsage.bind(process);
+
+/**
  * Memory V8 does not report as the isolate's: resizable and growable buffers (only their
  * initial length is counted), and Blob contents (held by Node outside the isolate). Tracked by
  * the wrappers below while the object lives.
@@ -89,7 +96,7 @@ const released = new FinalizationRegistry<number>((bytes) => {
 
 /** What this worker holds: JS heap, external memory (ArrayBuffers, WASM memory), and the rest. */
 export function isolateBytes(): number {
-  const usage = process.memoryUsage();
+  const usage = memoryUsage();
   return usage.heapUsed + usage.external + uncountedBytes;
 }
 

@@ -7,6 +7,9 @@ import { Bash, InMemoryFs } from "just-bash";
 import type { RunRequest } from "../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
+import { AVAILABLE, unavailableCommands } from "./commands.js";
+import { extraCommands } from "./extra-commands.js";
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
@@ -51,17 +54,6 @@ function adapter(fs: InMemoryFs): GuestFs {
   };
 }
 
-/** just-bash stops a script that exceeds one of its budgets with exit code 126 and a message. */
-function limitVerdict(stderr: string): EngineOutcome["status"] | undefined {
-  const last = stderr.trimEnd().split("\n").pop() ?? "";
-  if (!/limit exceeded|size exceeded|execution deadline/.test(last)) return undefined;
-  if (/output size/.test(last)) return "output_limit";
-  if (/execution deadline/.test(last)) return "timeout";
-  if (/file ?system|filesystem/i.test(last)) return "workspace_limit";
-  if (/string length|live bytes|array elements|heredoc/.test(last)) return "memory_limit";
-  return undefined;
-}
-
 /**
  * just-bash loads each command's module on first use. Running the common ones once at boot, on an
  * empty scratch file system, moves that cost out of the first guest run and into the pool refill.
@@ -100,35 +92,34 @@ async function createInstance(): Promise<Engine> {
         },
         Math.max(0, run.deadline - Date.now()),
       );
-      const { limits } = request;
-      const memoryBytes = limits.memoryMb * 1024 * 1024;
+      // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
+      await fs.mkdir("/tmp", { recursive: true });
       const bash = new Bash({
         fs,
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
-        // just-bash's own budgets, derived from ours so that its verdicts map onto our statuses.
-        executionLimits: {
-          maxOutputSize: 2 * limits.maxOutputBytes + 1024,
-          maxStringLength: Math.floor(memoryBytes / 4),
-          maxLiveBytes: Math.floor(memoryBytes / 2),
-          maxFileSystemBytes: limits.workspaceQuotaBytes + 1,
-          maxExecutionTimeMs: limits.timeoutMs + 2_000,
-        },
+        commands: AVAILABLE,
+        customCommands: [...unavailableCommands, ...extraCommands],
+        executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
       try {
-        const result = await bash.exec(request.code, {
+        // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
+        const result = await bash.exec(request.code.replace(/\r\n/g, "\n"), {
           signal: abort.signal,
           rawScript: true,
           stdin: request.stdin,
         });
+        const verdict =
+          result.exitCode === 126 || result.exitCode === 124
+            ? limitVerdict(result.stderr)
+            : undefined;
         run.output.write("stdout", result.stdout);
-        run.output.write("stderr", result.stderr);
+        run.output.write("stderr", withoutTuningHint(result.stderr));
         const env = result.env ?? {};
         shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
         if (env.PWD) cwd = env.PWD;
         if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
-        const verdict = result.exitCode === 126 ? limitVerdict(result.stderr) : undefined;
-        return { exitCode: result.exitCode, value: null, ...(verdict ? { status: verdict } : {}) };
+        return { exitCode: result.exitCode, value: null, ...verdict };
       } finally {
         clearTimeout(timer);
         abort = null;
