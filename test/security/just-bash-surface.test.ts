@@ -50,12 +50,14 @@ it.each(ABSENT)("T15 just-bash commands: %s is absent or fails", async (cmd) => 
   expect(r.stdout).toMatch(/which=1\b/);
 });
 
-it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root, /tmp do not exist", async () => {
+it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root do not exist; /tmp is the interpreter's own", async () => {
   const r = await sb.run(
     "bash",
-    'for p in /etc/passwd /etc/shadow /proc/self/environ /proc/1/cmdline /home /root /tmp /var /sys /dev/sda; do test -e $p && echo "EXISTS $p" || echo "absent $p"; done; ls /',
+    'for p in /etc/passwd /etc/shadow /proc/self/environ /proc/1/cmdline /home /root /var /sys /dev/sda; do test -e $p && echo "EXISTS $p" || echo "absent $p"; done; ls /; echo "tmp:[$(ls -A /tmp)]"',
   );
   expect(r.stdout).not.toMatch(/EXISTS/);
   expect(r.stdout).toMatch(/absent \/etc\/passwd/);
+  // /tmp is an empty scratch directory in the interpreter's in-memory file system, not the host's.
+  expect(r.stdout).toContain("tmp:[]");
   await expectRuntimeAnswers(rt);
 });

@@ -104,7 +104,11 @@ async function createInstance(): Promise<Engine> {
       });
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
-        const result = await bash.exec(request.code.replace(/\r\n/g, "\n"), {
+        // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a
+        // compound command's, so the script runs as one group. The brace shares the first line,
+        // so line numbers in messages stay right.
+        const code = `{ ${request.code.replace(/\r\n/g, "\n")}\n}`;
+        const result = await bash.exec(code, {
           signal: abort.signal,
           rawScript: true,
           stdin: request.stdin,
