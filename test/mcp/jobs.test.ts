@@ -85,6 +85,9 @@ describe("async jobs", () => {
     expect(
       (await call(server.client, "check_job_status", { job_id: jobId })).structuredContent?.status,
     ).toBe("cancelled");
+    // What the guest printed before the cancel stays in the job's logs.
+    const logs = await call(server.client, "get_job_logs", { job_id: jobId });
+    expect(logs.structuredContent?.stdout).toContain("spinning");
     // The sandbox survives the cancellation (its files do; the interpreter was replaced).
     const after = await call(server.client, "execute_python", {
       sandbox_id,
