@@ -3,7 +3,7 @@
 // live in the service, so every connection of an HTTP server sees the same ones.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { type Caller, PolyboxError, type SandboxService } from "../index.js";
+import { type Caller, LANGUAGES, PolyboxError, type SandboxService } from "../index.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
 import { fileTools } from "./tools/files.js";
@@ -41,7 +41,7 @@ export interface McpServerOptions {
   version: string;
 }
 
-const INSTRUCTIONS = `polybox runs untrusted Python, JavaScript, TypeScript and Bash in WebAssembly sandboxes with no network.
+const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.join(", ")} (wasm: a WASI module in the workspace).
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
 To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
 Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.`;
