@@ -37,10 +37,10 @@ export async function collectRichOutput(
   const out: RichOutput = { images: [], displays: [], notes: [] };
   let budget = IMAGE_LIMITS.maxRichBytes;
   /** True if `size` more bytes fit in the run's rich-output budget; otherwise records why not. */
-  const fits = (size: number, label: string): boolean => {
+  const fits = (size: number, label: string, where?: string): boolean => {
     if (size > budget) {
       out.notes.push(
-        `${label} (${formatBytes(size)}) was not returned: a run returns at most ${formatBytes(IMAGE_LIMITS.maxRichBytes)} of images and displays in all; write it to a file and read it instead`,
+        `${label} (${formatBytes(size)}) was not returned: a run returns at most ${formatBytes(IMAGE_LIMITS.maxRichBytes)} of images and displays in all; ${where ? `read it from the workspace at ${where}` : "write it to a file and read that instead"}`,
       );
       return false;
     }
@@ -48,7 +48,7 @@ export async function collectRichOutput(
     return true;
   };
   /** True if an image of `size` bytes may be returned; otherwise records why not. */
-  const admit = (size: number, label: string): boolean => {
+  const admit = (size: number, label: string, where?: string): boolean => {
     if (size > IMAGE_LIMITS.maxImageBytes) {
       out.notes.push(
         `${label} (${formatBytes(size)}) was not returned: images are limited to ${formatBytes(IMAGE_LIMITS.maxImageBytes)}`,
@@ -59,7 +59,7 @@ export async function collectRichOutput(
       out.notes.push(`${label} was not returned: at most ${IMAGE_LIMITS.maxImages} images per run`);
       return false;
     }
-    return fits(size, label);
+    return fits(size, label, where);
   };
   for (const d of displays) {
     if (d.mimeType.startsWith("image/") && d.data !== undefined) {
@@ -79,7 +79,7 @@ export async function collectRichOutput(
   for (const path of filesChanged) {
     const mimeType = imageTypeOf(path);
     if (!mimeType || !workspace.has(path)) continue;
-    if (admit(workspace.sizeOf(path), `image ${path}`))
+    if (admit(workspace.sizeOf(path), `image ${path}`, path))
       out.images.push({ mimeType, data: await workspace.read(path), path });
   }
   return out;
