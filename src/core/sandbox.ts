@@ -382,6 +382,9 @@ export class Sandbox {
     );
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
+    // A package the code imports but no source had is worth a note only if the import failed:
+    // the interpreter may have it already (native mode's python3 with Debian's numpy).
+    if (!/\bNo module named\b/.test(result.stderr)) notes.length = 0;
     rich.notes.unshift(...notes);
     return {
       status,
