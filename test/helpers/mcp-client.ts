@@ -34,6 +34,9 @@ export async function stdioServer(args: string[] = []): Promise<McpHandle> {
   });
   const client = new Client({ name: "polybox-test", version: "0.0.0" });
   await client.connect(transport);
+  // As real clients do: with the tools listed, the SDK checks every result against its tool's
+  // output schema, so an answer a client would reject fails the test.
+  await client.listTools();
   const pid = transport.pid!;
   return {
     client,
@@ -100,6 +103,8 @@ export async function httpServer(
     });
     const client = new Client({ name: "polybox-test", version: "0.0.0" });
     await client.connect(transport);
+    // Listed first, as real clients do, so that every result is checked against its schema.
+    await client.listTools();
     clients.push(client);
     return client;
   };

@@ -66,7 +66,14 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         if (!logs.stdout && !logs.stderr) text.push("(no output yet)");
         return {
           content: [{ type: "text", text: text.join("\n") }],
-          structuredContent: { ...logs, job_id },
+          // Exactly the declared fields: clients validate against the output schema, and an
+          // undeclared one (the job's internal id) makes them reject the whole answer.
+          structuredContent: {
+            job_id,
+            status: logs.status,
+            stdout: logs.stdout,
+            stderr: logs.stderr,
+          },
         };
       },
     }),
