@@ -42,6 +42,9 @@ static const char *DEFAULT_BINDS[] = {
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
     "/etc/localtime", "/etc/ssl/certs",
+    // Configuration that installed Python packages read from /etc (Debian's matplotlib reads
+    // /etc/matplotlibrc and fontconfig's files).
+    "/etc/matplotlibrc", "/etc/fonts", "/etc/python3", "/etc/mime.types",
 };
 
 static void usage_error(const char *what, const char *arg) {

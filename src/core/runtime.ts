@@ -8,7 +8,7 @@ import { launcherReport, linuxJailWrapper } from "../jail/launcher.js";
 import type { OsJailStatus } from "../jail/layers.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "../jail/macos.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
-import { NativeHost } from "../native/host.js";
+import { checkInterpreters, NativeHost } from "../native/host.js";
 import {
   defaultPoolSizes,
   type Isolation,
@@ -78,6 +78,7 @@ export class Runtime {
           }
         : undefined;
     this.nativeOptions = { interpreters: options.nativeInterpreters ?? {} };
+    if (this.isolation !== "wasm") checkInterpreters(this.nativeOptions.interpreters);
     this.log = options.log ?? stderrLog;
     this.fleet = new HostFleet(
       {
@@ -136,7 +137,7 @@ export class Runtime {
         "ISOLATION_UNAVAILABLE",
         'native engines are off: this runtime was made with isolation "wasm"',
       );
-    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters);
+    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters, this.log);
     return this.nativeHost;
   }
 

@@ -11,6 +11,8 @@ import type { HostWrapper } from "../core/config.js";
 import { DIST_DIR, engineReadPaths } from "./assets.js";
 
 export const LAUNCHER_PATH = path.join(DIST_DIR, "..", "native", "build", "polybox-jail");
+/** Starts a native jail's interpreters in a Landlock domain of their own (native/guest-exec.c). */
+export const GUEST_EXEC_PATH = path.join(DIST_DIR, "..", "native", "build", "polybox-guest-exec");
 
 /** The launcher's last line: how the jailed command ended. */
 export interface JailStatus {

@@ -38,6 +38,8 @@ interface Paths {
   python: string;
   bash: string;
   node: string;
+  /** Puts each interpreter in a Landlock domain below the agent's: guest code cannot reach us. */
+  guestExec: string;
 }
 const paths = JSON.parse(process.argv[2] ?? "{}") as Paths;
 
@@ -115,6 +117,9 @@ const BASE_ENV = {
   LANG: "C.UTF-8",
   TMPDIR: "/tmp",
   PYTHONDONTWRITEBYTECODE: "1",
+  // Caches of libraries that would otherwise land in the workspace (HOME).
+  MPLCONFIGDIR: "/tmp/.matplotlib",
+  XDG_CACHE_HOME: "/tmp/.cache",
   UV_USE_IO_URING: "0",
 };
 
@@ -130,7 +135,7 @@ class Interpreter {
     readonly memoryMb: number,
   ) {
     const [command, args] = this.commandLine();
-    this.proc = spawn(command, args, {
+    this.proc = spawn(paths.guestExec, [command, ...args], {
       cwd: WORKSPACE,
       env: BASE_ENV,
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],

@@ -5,12 +5,14 @@
 // fail with a clear result while the sandbox's workspace, which lives here, is untouched.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { realpathSync } from "node:fs";
+import { accessSync, constants as fsConstants, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
+import { type LogFn, stderrLog } from "../core/log.js";
 import { DIST_DIR } from "../jail/assets.js";
 import {
+  GUEST_EXEC_PATH,
   type JailStatus,
   jailArgs,
   LAUNCHER_PATH,
@@ -47,12 +49,45 @@ interface InFlight {
   resolve: (result: EngineResult) => void;
   output: Output;
   maxOutputBytes: number;
+  limits: RunRequest["limits"];
+  /** Live output accepted so far, up to the cap: kept if the jail dies mid-run. */
+  seen: { stdout: string; stderr: string };
   backstop: NodeJS.Timeout;
+  detach: () => void;
 }
+
+const MAX_JAIL_STDERR_BYTES = 64 * 1024;
+const MAX_MALFORMED = 64;
+const MAX_LOG_LINES = 100;
 
 /** A host path as the jail must see it: real (links resolved), and its directory bound in. */
 function interpreterPath(configured: string | undefined, fallback: string): string {
   return realpathSync(configured ?? fallback);
+}
+
+/**
+ * Refuses, when a runtime is made, interpreter paths that cannot be run: otherwise every native
+ * run would fail later with a file-system error. The message names the option and its flag.
+ */
+export function checkInterpreters(interpreters: NativeInterpreters): void {
+  for (const key of ["python", "bash", "node"] as const) {
+    const configured = interpreters[key];
+    if (configured === undefined) continue;
+    let why: string | null = null;
+    try {
+      const real = realpathSync(configured);
+      if (!statSync(real).isFile()) why = "is not a file";
+      else accessSync(real, fsConstants.X_OK);
+    } catch (error) {
+      why ??=
+        (error as NodeJS.ErrnoException).code === "EACCES" ? "is not executable" : "does not exist";
+    }
+    if (why)
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `nativeInterpreters.${key} (--native-${key}): ${configured} ${why}`,
+      );
+  }
 }
 
 class Jail {
@@ -63,14 +98,23 @@ class Jail {
   private status: JailStatus | null = null;
   dead: string | null = null;
 
-  constructor(interpreters: Required<NativeInterpreters>, quotaBytes: number) {
+  constructor(
+    interpreters: Required<NativeInterpreters>,
+    quotaBytes: number,
+    private readonly log: LogFn,
+  ) {
     const quotaMb = Math.ceil(quotaBytes / MIB) + 1;
     const outside = Object.values(interpreters)
       .filter((p) => !/^\/(usr|bin|sbin|lib)\//.test(p))
       .map((p) => path.dirname(p));
     const args = jailArgs(
       {
-        readOnly: [...nodeInstallPaths(), ...polyboxReadPaths(), ...outside],
+        readOnly: [
+          ...nodeInstallPaths(),
+          ...polyboxReadPaths(),
+          ...outside,
+          path.dirname(GUEST_EXEC_PATH),
+        ],
         workspaceMb: quotaMb,
         tmpMb: 64,
         cwd: "/workspace",
@@ -80,31 +124,48 @@ class Jail {
         pids: 512,
         statusFd: 3,
       },
-      [interpreters.node, "--max-old-space-size=256", AGENT_MAIN, JSON.stringify(interpreters)],
+      [
+        interpreters.node,
+        "--max-old-space-size=256",
+        AGENT_MAIN,
+        JSON.stringify({ ...interpreters, guestExec: GUEST_EXEC_PATH }),
+      ],
     );
     this.child = spawn(LAUNCHER_PATH, args, {
       stdio: ["pipe", "pipe", "pipe", "pipe"],
       env: { UV_USE_IO_URING: "0" },
     });
-    this.child.stderr?.on("data", (chunk: Buffer) =>
-      process.stderr.write(`[polybox native jail] ${chunk}`),
-    );
+    // Guest-reachable text: capped, and passed to the log quoted as untrusted.
+    let stderrBudget = MAX_JAIL_STDERR_BYTES;
+    this.child.stderr?.on("data", (chunk: Buffer) => {
+      if (stderrBudget <= 0) return;
+      stderrBudget -= chunk.length;
+      this.log("warn", "native jail stderr (untrusted)", chunk.toString("utf8"));
+    });
     let statusText = "";
     (this.child.stdio[3] as NodeJS.ReadableStream).on("data", (chunk: Buffer) => {
       statusText += chunk.toString();
     });
     this.ready = new Promise((resolve, reject) => {
-      readLines(this.child.stdout!, (line) => {
-        let message: FromAgent;
-        try {
-          message = decode(line) as FromAgent;
-        } catch {
-          process.stderr.write("polybox: dropped a malformed message from a native jail\n");
-          return;
-        }
-        if (message?.type === "ready") resolve();
-        else this.onMessage(message);
-      });
+      readLines(
+        this.child.stdout!,
+        (line) => {
+          let message: FromAgent;
+          try {
+            message = decode(line) as FromAgent;
+          } catch {
+            if (++this.malformed > MAX_MALFORMED) this.misbehaved("sent malformed messages");
+            return;
+          }
+          if (message?.type === "ready") resolve();
+          else this.onMessage(message);
+        },
+        {
+          // The largest honest frame is a result carrying a full workspace, base64-encoded.
+          maxChars: Math.ceil(quotaBytes * 1.4) + 64 * MIB,
+          onOverflow: () => this.misbehaved("sent a line longer than any honest message"),
+        },
+      );
       this.child.once("error", (error) => reject(error));
       this.child.once("close", (code, signal) => {
         this.status = parseStatus(statusText);
@@ -112,8 +173,11 @@ class Jail {
           this.status?.error ?? `the native jail exited (${signal ?? `exit code ${code}`})`;
         this.dead = why;
         reject(new PolyboxError("ENGINE_FAILED", `cannot start a native jail: ${why}`));
-        for (const id of [...this.inFlight.keys()])
-          this.finish(id, failedResult(`the native jail ended during the run: ${why}`));
+        for (const [id, f] of [...this.inFlight])
+          this.finish(id, {
+            ...failedResult(`the native jail ended during the run: ${why}`),
+            ...f.seen,
+          });
       });
     });
     this.ready.catch(() => undefined);
@@ -137,14 +201,17 @@ class Jail {
         this.kill();
         this.finish(id, failedResult("the native jail stopped answering and was killed"));
       }, request.limits.timeoutMs + BACKSTOP_MS);
+      const cancel = () => this.send({ type: "cancel", id });
       this.inFlight.set(id, {
         resolve,
         output,
         maxOutputBytes: request.limits.maxOutputBytes,
+        limits: request.limits,
+        seen: { stdout: "", stderr: "" },
         backstop,
+        detach: () => signal?.removeEventListener("abort", cancel),
       });
       this.send({ type: "run", id, language, request });
-      const cancel = () => this.send({ type: "cancel", id });
       if (signal?.aborted) cancel();
       else signal?.addEventListener("abort", cancel, { once: true });
     });
@@ -157,27 +224,43 @@ class Jail {
   private onMessage(message: FromAgent): void {
     switch (message?.type) {
       case "output": {
+        // Attributed to a run in flight and never past what that run may print: the agent runs
+        // next to guest code and may be lying.
         const f = this.inFlight.get(message.id);
         const { stream, text } = message;
-        if (f && (stream === "stdout" || stream === "stderr") && typeof text === "string")
-          f.output(stream, text.slice(0, f.maxOutputBytes));
+        if (!f || (stream !== "stdout" && stream !== "stderr") || typeof text !== "string") break;
+        const room = f.maxOutputBytes - f.seen[stream].length;
+        if (room <= 0) break;
+        const kept = text.length > room ? text.slice(0, room) : text;
+        f.seen[stream] += kept;
+        f.output(stream, kept);
         break;
       }
       case "result": {
         const f = this.inFlight.get(message.id);
-        if (f) this.finish(message.id, validateResult(message.result, f.maxOutputBytes));
+        if (f) this.finish(message.id, validateResult(message.result, f.limits));
         break;
       }
       case "log":
-        if (typeof message.message === "string")
-          process.stderr.write(`polybox native agent: ${message.message.slice(0, 2000)}\n`);
+        if (typeof message.message === "string" && this.logged++ < MAX_LOG_LINES)
+          this.log("warn", "native agent (untrusted)", message.message.slice(0, 2000));
         break;
     }
+  }
+
+  private malformed = 0;
+  private logged = 0;
+
+  /** The agent broke the protocol as no honest agent does: the jail is killed. */
+  private misbehaved(why: string): void {
+    this.log("warn", `a native jail's agent ${why}; the jail was killed`);
+    this.kill();
   }
 
   private finish(id: number, result: EngineResult): void {
     const f = this.inFlight.get(id);
     if (!f) return;
+    f.detach();
     clearTimeout(f.backstop);
     this.inFlight.delete(id);
     f.resolve(result);
@@ -201,7 +284,10 @@ export class NativeHost {
   private readonly jails = new Map<string, { jail: Jail; generation: number }>();
   private closed = false;
 
-  constructor(interpreters: NativeInterpreters) {
+  constructor(
+    interpreters: NativeInterpreters,
+    private readonly log: LogFn = stderrLog,
+  ) {
     this.interpreters = {
       python: interpreterPath(interpreters.python, "/usr/bin/python3"),
       bash: interpreterPath(interpreters.bash, "/bin/bash"),
@@ -217,7 +303,7 @@ export class NativeHost {
       const current = this.jails.get(key);
       if (current && !current.jail.dead) return current.jail;
       if (current) generation++;
-      const fresh = new Jail(this.interpreters, quotaBytes);
+      const fresh = new Jail(this.interpreters, quotaBytes, this.log);
       this.jails.set(key, { jail: fresh, generation });
       return fresh;
     };

@@ -38,20 +38,39 @@ export function decode(line: string): unknown {
  * part of a line that came before is kept aside, not searched again, so a long line costs time
  * linear in its length, not in its length times the number of chunks it came in.
  */
-export function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+export function readLines(
+  stream: NodeJS.ReadableStream,
+  onLine: (line: string) => void,
+  limit?: { maxChars: number; onOverflow: () => void },
+): void {
   let pending: string[] = [];
+  let pendingChars = 0;
+  let overflowed = false;
   stream.setEncoding("utf8");
   stream.on("data", (chunk: string) => {
+    if (overflowed) return;
     let start = 0;
     let at = chunk.indexOf("\n");
     while (at >= 0) {
       pending.push(chunk.slice(start, at));
       const line = pending.join("");
       pending = [];
+      pendingChars = 0;
+      if (limit && line.length > limit.maxChars) return overflow();
       if (line) onLine(line);
       start = at + 1;
       at = chunk.indexOf("\n", start);
     }
-    if (start < chunk.length) pending.push(chunk.slice(start));
+    if (start < chunk.length) {
+      pending.push(chunk.slice(start));
+      pendingChars += chunk.length - start;
+      // A line that never ends must not grow without bound on this side.
+      if (limit && pendingChars > limit.maxChars) overflow();
+    }
   });
+  function overflow(): void {
+    overflowed = true;
+    pending = [];
+    limit?.onOverflow();
+  }
 }

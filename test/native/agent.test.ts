@@ -1,0 +1,85 @@
+// Native mode, the agent and the trusted side: guest code runs as the jail's one user, like the
+// agent (polybox's own code in the jail, which answers the server for the sandbox).
+//   T20 the guest takes over the agent (its memory through /proc, ptrace, signals)
+//   T19 the trusted side bounds what a native jail sends
+//   14.10 a bad interpreter path is refused when the runtime is made
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isPolyboxError, type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+
+const LAUNCHER = path.resolve(import.meta.dirname, "../../native/build/polybox-jail");
+const usable = process.platform === "linux" && existsSync(LAUNCHER);
+
+let rt: Runtime;
+beforeAll(async () => {
+  if (usable) rt = await testRuntime({ isolation: "auto" });
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+describe.runIf(usable)("native agent", () => {
+  it("T20 guest code cannot open the agent's memory, read its environment, trace or signal it", async () => {
+    await using sb = await Sandbox.create({ runtime: rt, engine: "native" });
+    const r = await sb.run(
+      "python",
+      `import os, errno
+agent = os.getppid()
+def attempt(label, f):
+    try:
+        f()
+        print(label, "GOT")
+    except OSError as e:
+        print(label, "blocked", errno.errorcode.get(e.errno, e.errno))
+# Positive control: the same calls on our own process work.
+attempt("self-mem", lambda: open(f"/proc/{os.getpid()}/mem", "r+b").close())
+attempt("agent-mem", lambda: open(f"/proc/{agent}/mem", "r+b").close())
+attempt("agent-environ", lambda: open(f"/proc/{agent}/environ", "rb").read())
+attempt("agent-signal", lambda: os.kill(agent, 0))
+print("comm", open(f"/proc/{agent}/comm").read().strip())`,
+    );
+    expect(r.status, r.stderr).toBe("ok");
+    // The process we aim at really is the agent (node), and /proc works for our own process.
+    expect(r.stdout).toMatch(/comm (node|MainThread)/);
+    expect(r.stdout).toContain("self-mem GOT");
+    expect(r.stdout).toMatch(/agent-mem blocked (EACCES|EPERM)/);
+    expect(r.stdout).toMatch(/agent-environ blocked (EACCES|EPERM)/);
+    expect(r.stdout).toMatch(/agent-signal blocked EPERM/);
+    // The agent still answers.
+    expect((await sb.run("python", "6 * 7")).value).toBe("42");
+  });
+
+  it("T19 a flood of output from a native run stays within the run's cap on the trusted side", async () => {
+    await using sb = await Sandbox.create({
+      runtime: rt,
+      engine: "native",
+      limits: { maxOutputBytes: 64 * 1024 },
+    });
+    const seen = { stdout: 0, stderr: 0 };
+    const r = await sb.run("bash", "head -c 50000000 /dev/zero | tr '\\0' x", {
+      onOutput: (stream, text) => (seen[stream] += text.length),
+    });
+    expect(r.status).toBe("output_limit");
+    expect(seen.stdout).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(64 * 1024);
+  });
+});
+
+describe.runIf(usable)("native interpreter paths", () => {
+  it("a missing --native-python/--native-bash/--native-node path is refused at start, naming it", async () => {
+    for (const key of ["python", "bash", "node"] as const) {
+      const made = testRuntime({
+        isolation: "auto",
+        nativeInterpreters: { [key]: "/nonexistent/interpreter" },
+      });
+      await expect(made).rejects.toSatisfy(
+        (e: unknown) =>
+          isPolyboxError(e) &&
+          e.code === "INVALID_ARGUMENT" &&
+          e.message.includes(`nativeInterpreters.${key}`) &&
+          e.message.includes("/nonexistent/interpreter"),
+      );
+    }
+  });
+});
