@@ -252,6 +252,25 @@ class Interpreter {
     }
   }
 
+  /** Stops every thread of the interpreter between runs. */
+  freeze(): void {
+    if (this.exited || !this.proc.pid) return;
+    try {
+      process.kill(this.proc.pid, "SIGSTOP");
+    } catch {
+      // Gone already.
+    }
+  }
+
+  thaw(): void {
+    if (this.exited || !this.proc.pid) return;
+    try {
+      process.kill(this.proc.pid, "SIGCONT");
+    } catch {
+      // Gone already.
+    }
+  }
+
   kill(): void {
     if (this.exited || this.proc.pid === undefined) return;
     try {
@@ -376,13 +395,19 @@ async function run(
     interp.pending = { nonce, sink, seen: { stdout: false, stderr: false }, answer: null, done };
     running.set(id, () => stop("cancelled"));
     if (interp.exited) done();
-    else interp.send(request, nonce, code, language === "typescript" ? "main.ts" : "main.js");
+    else {
+      interp.thaw();
+      interp.send(request, nonce, code, language === "typescript" ? "main.ts" : "main.js");
+    }
   });
   running.delete(id);
   sink.flush();
   const answer = interp.pending?.answer ?? null;
   interp.pending = null;
   killStrays();
+  // Nothing of a run may go on after it: threads, timers and tasks the guest left in its
+  // interpreter stop with it (SIGSTOP cannot be caught) until that interpreter's next run.
+  for (const i of interpreters.values()) i.freeze();
 
   let outcome: Answer;
   if (answer && !interp.exited && !stoppedBy) {

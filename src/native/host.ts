@@ -5,7 +5,13 @@
 // fail with a clear result while the sandbox's workspace, which lives here, is untouched.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, realpathSync, statSync } from "node:fs";
+import {
+  accessSync,
+  constants as fsConstants,
+  readFileSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
@@ -57,6 +63,22 @@ interface InFlight {
 }
 
 const MAX_JAIL_STDERR_BYTES = 64 * 1024;
+/** Processes and threads one jail may hold (its agent's and interpreters' threads included). */
+const PIDS_PER_JAIL = 256;
+
+/**
+ * How many jails may be open at once: together they may hold at most half the machine's pids
+ * (`kernel.pid_max`), so that sandboxes can never exhaust the host's process table.
+ */
+function maxJails(): number {
+  let pidMax = 32768;
+  try {
+    pidMax = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8").trim()) || pidMax;
+  } catch {
+    // Not Linux /proc: the conservative default.
+  }
+  return Math.max(1, Math.floor(pidMax / 2 / PIDS_PER_JAIL));
+}
 const MAX_MALFORMED = 64;
 const MAX_LOG_LINES = 100;
 
@@ -118,10 +140,10 @@ class Jail {
         workspaceMb: quotaMb,
         tmpMb: 64,
         cwd: "/workspace",
-        processes: 512,
+        processes: PIDS_PER_JAIL,
         openFiles: 1024,
         fileSizeMb: quotaMb,
-        pids: 512,
+        pids: PIDS_PER_JAIL,
         statusFd: 3,
       },
       [
@@ -282,6 +304,7 @@ class Jail {
 export class NativeHost {
   private readonly interpreters: Required<NativeInterpreters>;
   private readonly jails = new Map<string, { jail: Jail; generation: number }>();
+  private readonly maxJails = maxJails();
   private closed = false;
 
   constructor(
@@ -303,6 +326,13 @@ export class NativeHost {
       const current = this.jails.get(key);
       if (current && !current.jail.dead) return current.jail;
       if (current) generation++;
+      const live = [...this.jails.values()].filter((j) => !j.jail.dead).length;
+      if (!current && live >= this.maxJails) {
+        throw new PolyboxError(
+          "TOO_MANY_SANDBOXES",
+          `at most ${this.maxJails} native sandboxes may be open at once on this machine (each may hold ${PIDS_PER_JAIL} processes, and together they may use half of kernel.pid_max); close one first`,
+        );
+      }
       const fresh = new Jail(this.interpreters, quotaBytes, this.log);
       this.jails.set(key, { jail: fresh, generation });
       return fresh;

@@ -83,3 +83,30 @@ describe.runIf(usable)("native interpreter paths", () => {
     }
   });
 });
+
+describe.runIf(usable)("T23 native: nothing of a run keeps running after it", () => {
+  it.each([
+    [
+      "python",
+      "python thread",
+      "import threading, time\ndef tick():\n    while True:\n        open('/tmp/ticks', 'a').write('t\\n')\n        time.sleep(0.05)\nthreading.Thread(target=tick, daemon=True).start()\ntime.sleep(0.2)",
+      "print(len(open('/tmp/ticks').read().split()))",
+    ],
+    [
+      "javascript",
+      "node setInterval",
+      "setInterval(() => require('fs').appendFileSync('/tmp/ticks', 't\\n'), 50); await new Promise((r) => setTimeout(r, 200));",
+      "console.log(require('fs').readFileSync('/tmp/ticks', 'utf8').split('\\n').filter(Boolean).length)",
+    ],
+  ] as const)("T23 a %s %s left behind does no work between runs", async (language, _label, start, count) => {
+    await using sb = await Sandbox.create({ runtime: rt, engine: "native" });
+    const first = await sb.run(language, start);
+    expect(first.status, first.stderr).toBe("ok");
+    const during = Number((await sb.run(language, count)).stdout.trim());
+    // Three idle seconds: a free-running ticker would add ~60 lines.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const after = Number((await sb.run(language, count)).stdout.trim());
+    expect(during).toBeGreaterThan(0);
+    expect(after - during, "ticks added while no run was in progress").toBeLessThan(15);
+  });
+});
