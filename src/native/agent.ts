@@ -388,8 +388,14 @@ async function run(
   const nonce = `\u001fpolybox-${randomBytes(12).toString("hex")}\u001f`;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(() => stop("timeout"), limits.timeoutMs);
+    // memoryMb holds for the interpreter and everything it starts, together: per-process limits
+    // (address space, V8's heap) miss Buffers and children.
+    const watch = setInterval(() => {
+      if (residentBytes(interp) > limits.memoryMb * MIB) stop("memory_limit");
+    }, MEMORY_CHECK_MS);
     const done = () => {
       clearTimeout(timer);
+      clearInterval(watch);
       resolve();
     };
     interp.pending = { nonce, sink, seen: { stdout: false, stderr: false }, answer: null, done };
@@ -435,6 +441,29 @@ async function run(
     stateLost,
     overflowed: sink.overflowed !== null,
   });
+}
+
+const MEMORY_CHECK_MS = 100;
+
+/**
+ * Resident memory of a run: its interpreter and every process in the jail that is neither this
+ * agent, the jail's init, nor another (idle, frozen) interpreter.
+ */
+function residentBytes(running: Interpreter): number {
+  const others = new Set([process.pid, 1]);
+  for (const i of interpreters.values()) if (i !== running && i.proc.pid) others.add(i.proc.pid);
+  let total = 0;
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || others.has(pid)) continue;
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+      total += Number(kb ?? 0) * 1024;
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  return total;
 }
 
 /** How each interpreter says it ran out of memory (V8's heap limit, MemoryError, bash's xmalloc). */

@@ -98,15 +98,48 @@ describe.runIf(usable)("T23 native: nothing of a run keeps running after it", ()
       "setInterval(() => require('fs').appendFileSync('/tmp/ticks', 't\\n'), 50); await new Promise((r) => setTimeout(r, 200));",
       "console.log(require('fs').readFileSync('/tmp/ticks', 'utf8').split('\\n').filter(Boolean).length)",
     ],
-  ] as const)("T23 a %s %s left behind does no work between runs", async (language, _label, start, count) => {
-    await using sb = await Sandbox.create({ runtime: rt, engine: "native" });
-    const first = await sb.run(language, start);
-    expect(first.status, first.stderr).toBe("ok");
-    const during = Number((await sb.run(language, count)).stdout.trim());
-    // Three idle seconds: a free-running ticker would add ~60 lines.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const after = Number((await sb.run(language, count)).stdout.trim());
-    expect(during).toBeGreaterThan(0);
-    expect(after - during, "ticks added while no run was in progress").toBeLessThan(15);
+  ] as const)(
+    "T23 a %s %s left behind does no work between runs",
+    async (language, _label, start, count) => {
+      await using sb = await Sandbox.create({ runtime: rt, engine: "native" });
+      const first = await sb.run(language, start);
+      expect(first.status, first.stderr).toBe("ok");
+      const during = Number((await sb.run(language, count)).stdout.trim());
+      // Three idle seconds: a free-running ticker would add ~60 lines.
+      await new Promise((r) => setTimeout(r, 3_000));
+      const after = Number((await sb.run(language, count)).stdout.trim());
+      expect(during).toBeGreaterThan(0);
+      expect(after - during, "ticks added while no run was in progress").toBeLessThan(15);
+    },
+  );
+});
+
+describe.runIf(usable)("T24 native: memoryMb holds for an interpreter and what it starts", () => {
+  it.each([
+    [
+      "javascript",
+      "node Buffers",
+      "globalThis.keep = []; for (let i = 0; i < 12; i++) keep.push(Buffer.alloc(100 * 2 ** 20, 1)); keep.length",
+    ],
+    [
+      "javascript",
+      "a child of node",
+      "require('child_process').execFileSync('/usr/bin/python3', ['-c', 'b = bytearray(900 * 2**20); import time; time.sleep(5)']); 'done'",
+    ],
+    [
+      "bash",
+      "a python started from bash",
+      "python3 -c 'b = bytearray(900 * 2**20); import time; time.sleep(5)'",
+    ],
+  ] as const)("T24 %s: %s past memoryMb ends memory_limit", async (language, _label, code) => {
+    await using sb = await Sandbox.create({
+      runtime: rt,
+      engine: "native",
+      limits: { memoryMb: 256, timeoutMs: 30_000 },
+    });
+    const r = await sb.run(language, code);
+    expect(r.status, `${r.stdout} ${r.stderr}`).toBe("memory_limit");
+    expect(r.exitCode).toBe(137);
+    expect((await sb.run(language, language === "bash" ? "echo ok" : "'ok'")).status).toBe("ok");
   });
 });
