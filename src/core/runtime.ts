@@ -126,8 +126,11 @@ export class Runtime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Engine processes go first, so that a run in flight ends now instead of holding its
+    // sandbox's close (and so the whole shutdown) until its own timeout.
+    const engines = Promise.all([this.fleet.close(), this.nativeHost?.close()]);
     await Promise.allSettled([...this.closers].map((c) => c()));
-    await Promise.all([this.fleet.close(), this.nativeHost?.close()]);
+    await engines;
   }
 
   /** @internal The native engines (one jail per sandbox), started on first use. */
