@@ -24,11 +24,16 @@ export async function timeRuns(fn, runs, pauseMs = 0) {
   return summarize(samples);
 }
 
-/** Runs several timed functions interleaved, so they share the machine's noise equally. */
+/**
+ * Runs several timed functions interleaved, so they share the machine's noise equally. An entry
+ * may be `{ before, run }`: `before` (say, waiting for a warm engine host) is not timed.
+ */
 export async function interleaved(fns, runs, pauseMs = 0) {
   const samples = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
   for (let i = 0; i < runs; i++) {
-    for (const [name, fn] of Object.entries(fns)) {
+    for (const [name, entry] of Object.entries(fns)) {
+      const fn = typeof entry === "function" ? entry : entry.run;
+      if (typeof entry !== "function") await entry.before?.();
       const t = now();
       await fn(i);
       samples[name].push(now() - t);
