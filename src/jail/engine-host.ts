@@ -249,6 +249,8 @@ export class EngineHost {
       this.config.log?.("warn", "engine host stderr (untrusted)", text);
     });
     return new Promise((resolve, reject) => {
+      // After start, a failed write to a dying host is not fatal: its exit is handled below.
+      child.on("error", () => undefined);
       child.once("error", (error) =>
         reject(
           new PolyboxError("ENGINE_FAILED", `cannot start the engine host: ${error.message}`, {
@@ -447,7 +449,9 @@ export class EngineHost {
   }
 
   private send(child: ChildProcess, message: HostRequest): void {
-    if (child.connected) child.send(message);
+    // A host that died a moment ago still looks connected: the write fails with EPIPE, which is
+    // its exit's business (handled there), never an exception of the server's.
+    if (child.connected) child.send(message, (error) => void error);
   }
 
   // An idle host must not keep the embedding program alive; a busy one must. The process, its

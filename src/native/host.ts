@@ -157,6 +157,8 @@ class Jail {
       stdio: ["pipe", "pipe", "pipe", "pipe"],
       env: { UV_USE_IO_URING: "0" },
     });
+    // A write to a jail that just died fails with EPIPE: its 'close' handles the death.
+    this.child.stdin?.on("error", () => undefined);
     // Guest-reachable text: capped, and passed to the log quoted as untrusted.
     let stderrBudget = MAX_JAIL_STDERR_BYTES;
     this.child.stderr?.on("data", (chunk: Buffer) => {
