@@ -201,11 +201,13 @@ const py = await interleaved(
   {
     polybox: paced(() => run({ runtime: brt, language: "python", code: CODE.python })),
     python3_c: base.python3,
+    ...(base.systemPython3 ? { system_python3_c: base.systemPython3 } : {}),
   },
   QUICK ? 10 : 20,
 );
 metrics.python_polybox_paired = py.polybox;
 metrics.python_python3_c = py.python3_c;
+if (py.system_python3_c) metrics.python_system_python3_c = py.system_python3_c;
 const quickjs = await base.quickjsContext();
 const justBash = await base.justBash();
 const js = await interleaved(
@@ -256,6 +258,15 @@ compare(
   "> 1x",
   m("python_python3_c") > m("python_polybox_paired"),
 );
+if (base.systemPython3)
+  compare(
+    "python_vs_system_python3_c",
+    `${base.systemPython3.path} -c`,
+    "polybox one-shot",
+    m("python_system_python3_c") / m("python_polybox_paired"),
+    "> 1x",
+    m("python_system_python3_c") > m("python_polybox_paired"),
+  );
 compare(
   "javascript_vs_node_e",
   "node -e",
