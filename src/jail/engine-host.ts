@@ -51,7 +51,6 @@ type Output = (stream: "stdout" | "stderr", text: string) => void;
 interface InFlight {
   resolve: (result: EngineResult) => void;
   output: Output;
-  maxOutputBytes: number;
   limits: RunRequest["limits"];
   /** Live output accepted so far, per stream, up to the cap (the host may be the guest's). */
   seen: { stdout: string; stderr: string };
@@ -140,7 +139,6 @@ export class EngineHost {
       this.inFlight.set(id, {
         resolve,
         output,
-        maxOutputBytes: request.limits.maxOutputBytes,
         limits: request.limits,
         seen: { stdout: "", stderr: "" },
         overflow: 0,
@@ -294,7 +292,7 @@ export class EngineHost {
             this.misbehaved("sent output for runs that are not in flight");
           break;
         }
-        const room = f.maxOutputBytes - f.seen[event.stream].length;
+        const room = f.limits.maxOutputBytes - f.seen[event.stream].length;
         if (event.text.length > room) {
           f.overflow += event.text.length - Math.max(0, room);
           if (f.overflow > SLACK_CHARS) {

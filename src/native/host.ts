@@ -54,7 +54,6 @@ export interface RunHost {
 interface InFlight {
   resolve: (result: EngineResult) => void;
   output: Output;
-  maxOutputBytes: number;
   limits: RunRequest["limits"];
   /** Live output accepted so far, up to the cap: kept if the jail dies mid-run. */
   seen: { stdout: string; stderr: string };
@@ -229,7 +228,6 @@ class Jail {
       this.inFlight.set(id, {
         resolve,
         output,
-        maxOutputBytes: request.limits.maxOutputBytes,
         limits: request.limits,
         seen: { stdout: "", stderr: "" },
         backstop,
@@ -253,7 +251,7 @@ class Jail {
         const f = this.inFlight.get(message.id);
         const { stream, text } = message;
         if (!f || (stream !== "stdout" && stream !== "stderr") || typeof text !== "string") break;
-        const room = f.maxOutputBytes - f.seen[stream].length;
+        const room = f.limits.maxOutputBytes - f.seen[stream].length;
         if (room <= 0) break;
         const kept = text.length > room ? text.slice(0, room) : text;
         f.seen[stream] += kept;

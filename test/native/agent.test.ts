@@ -3,13 +3,9 @@
 //   T20 the guest takes over the agent (its memory through /proc, ptrace, signals)
 //   T19 the trusted side bounds what a native jail sends
 //   14.10 a bad interpreter path is refused when the runtime is made
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPolyboxError, type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
-
-const LAUNCHER = path.resolve(import.meta.dirname, "../../native/build/polybox-jail");
-const usable = process.platform === "linux" && existsSync(LAUNCHER);
+import { usable } from "./helpers.js";
 
 let rt: Runtime;
 beforeAll(async () => {

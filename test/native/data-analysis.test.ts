@@ -4,15 +4,12 @@
 // CI installs Debian's python3-numpy, python3-pandas and python3-matplotlib; where they are
 // missing, these tests are skipped.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { usable } from "./helpers.js";
 
-const LAUNCHER = path.resolve(import.meta.dirname, "../../native/build/polybox-jail");
 const has = (module: string) =>
   spawnSync("/usr/bin/python3", ["-c", `import ${module}`], { stdio: "ignore" }).status === 0;
-const usable = process.platform === "linux" && existsSync(LAUNCHER);
 
 let rt: Runtime;
 beforeAll(async () => {
