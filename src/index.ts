@@ -15,7 +15,6 @@ export {
   SandboxManager,
   type SandboxManagerOptions,
 } from "./core/registry.js";
-export { Runtime, shutdown } from "./core/runtime.js";
 export {
   type EngineKind,
   type OneShotOptions,
@@ -52,3 +51,4 @@ export {
   type RunResult,
   type RunStatus,
 } from "./core/types.js";
+export { Runtime, shutdown } from "./runtime.js";

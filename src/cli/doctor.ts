@@ -6,9 +6,9 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { launcherReport } from "../jail/launcher.js";
-import { isolationLayers, type LayerReport } from "../jail/layers.js";
-import { permissionFlag } from "../jail/permissions.js";
+import { launcherReport } from "../supervisor/jail/launcher.js";
+import { isolationLayers, type LayerReport } from "../supervisor/jail/layers.js";
+import { permissionFlag } from "../supervisor/jail/permissions.js";
 import { nodeRequirement, version } from "./version.js";
 
 export interface Check {
@@ -66,10 +66,10 @@ function compare(have: number[], want: RegExpExecArray | null): boolean {
 }
 
 async function engineChecks(): Promise<Check[]> {
-  let assets: typeof import("../jail/assets.js") | null = null;
+  let assets: typeof import("../supervisor/assets.js") | null = null;
   let why = "";
   try {
-    assets = await import("../jail/assets.js");
+    assets = await import("../supervisor/assets.js");
   } catch (e) {
     why = e instanceof Error ? e.message : String(e);
   }

@@ -4,7 +4,7 @@
 // stderr. A usage mistake exits 2; a failure to start exits 1; `run` exits with the run's code.
 
 import { isPolyboxError } from "../core/errors.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "../jail/snapshot.js";
+import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js";
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import { doctorReport, formatDoctor, healthy } from "./doctor.js";
 import { HELP } from "./help.js";

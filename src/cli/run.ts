@@ -7,10 +7,10 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { PolyboxError } from "../core/errors.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
-import { Runtime } from "../core/runtime.js";
 import { run } from "../core/sandbox.js";
 import { LANGUAGES, type Language } from "../core/types.js";
 import { HostFiles } from "../core/upload.js";
+import { Runtime } from "../runtime.js";
 import { type Flags, UsageError } from "./args.js";
 import { runtimeOptions } from "./options.js";
 

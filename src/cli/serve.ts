@@ -2,11 +2,11 @@
 // engine host) and one SandboxService from the flags, serve until the client leaves or a signal
 // arrives, then close every sandbox and the engine host before exiting.
 
-import { Runtime } from "../core/runtime.js";
 import { SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
 import { checkResponseLimit, checkToolNames } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
+import { Runtime } from "../runtime.js";
 import type { Flags } from "./args.js";
 import { runtimeOptions, serviceOptions } from "./options.js";
 import { version } from "./version.js";

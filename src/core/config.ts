@@ -47,6 +47,12 @@ export function defaultPoolSizes(): PoolSizes {
  * python3, bash and node, each sandbox in its own kernel jail (Linux with the launcher). `auto`:
  * WebAssembly by default, native where a sandbox or run asks for `engine: "native"`.
  */
+/** Whether the engine host runs in an OS jail (the Linux launcher, or sandbox-exec on macOS). */
+export interface OsJailStatus {
+  active: boolean;
+  detail: string;
+}
+
 export type Isolation = "wasm" | "native" | "auto";
 
 /** Paths of the real interpreters native mode runs (defaults: /usr/bin/python3, /bin/bash, this Node). */

@@ -9,7 +9,6 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
-import { PYODIDE_DIR } from "../jail/assets.js";
 import { PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
 import {
@@ -48,6 +47,8 @@ export interface PackageOptions {
   /** Hosts (`host` or `host:port`) that may be contacted. */
   allowNet: readonly string[];
   cacheDir: string;
+  /** The installed Pyodide distribution, whose lock file names the packages it carries. */
+  pyodideDir: string;
 }
 
 export const PYODIDE_CDN = (version: string) =>
@@ -55,12 +56,12 @@ export const PYODIDE_CDN = (version: string) =>
 
 const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
-function readLock(): { version: string; packages: Map<string, LockPackage> } {
-  const lock = JSON.parse(readFileSync(path.join(PYODIDE_DIR, "pyodide-lock.json"), "utf8")) as {
+function readLock(pyodideDir: string): { version: string; packages: Map<string, LockPackage> } {
+  const lock = JSON.parse(readFileSync(path.join(pyodideDir, "pyodide-lock.json"), "utf8")) as {
     packages: Record<string, LockPackage>;
   };
   const version = (
-    JSON.parse(readFileSync(path.join(PYODIDE_DIR, "package.json"), "utf8")) as { version: string }
+    JSON.parse(readFileSync(path.join(pyodideDir, "package.json"), "utf8")) as { version: string }
   ).version;
   return {
     version,
@@ -109,10 +110,11 @@ function links(html: string, page: string): URL[] {
 }
 
 export class PackageResolver {
-  private readonly lock = readLock();
+  private readonly lock: ReturnType<typeof readLock>;
   private readonly importIndex = new Map<string, string>();
 
   constructor(private readonly options: PackageOptions) {
+    this.lock = readLock(options.pyodideDir);
     for (const [name, p] of this.lock.packages)
       for (const i of p.imports) this.importIndex.set(i, name);
   }

@@ -9,7 +9,7 @@
 import { PolyboxError } from "./errors.js";
 import { humanDuration } from "./human.js";
 import type { Limits } from "./limits.js";
-import type { Runtime } from "./runtime.js";
+import type { SandboxRuntime } from "./run-host.js";
 import { type EngineKind, Sandbox, type SandboxInfo } from "./sandbox.js";
 import type { Language } from "./types.js";
 
@@ -17,7 +17,7 @@ export const DEFAULT_MAX_SANDBOXES = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
 
 export interface SandboxManagerOptions {
-  runtime: Runtime;
+  runtime: SandboxRuntime;
   /** Sandboxes open at once (default 64). */
   maxSandboxes?: number;
   /** Sandboxes one account may have open at once (default: `maxSandboxes`). */
@@ -59,7 +59,7 @@ export class SandboxManager {
   readonly maxSandboxes: number;
   readonly maxSandboxesPerClient: number;
   readonly idleTimeoutMs: number;
-  private readonly runtime: Runtime;
+  private readonly runtime: SandboxRuntime;
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
   /** Why a sandbox went away, told only to its owner. */

@@ -1,12 +1,21 @@
-// Trusted side: what a Sandbox needs of whatever runs its code. Two implementations live in
-// src/jail: the tenant's own WASM engine host process (fleet.ts) and, in native mode, the
-// sandbox's own kernel jail. Both sit on the far side of the trust boundary: what they return
-// has been validated (src/protocol/validate.ts) before a Sandbox sees it.
+// Trusted side: the contracts core runs through. A Sandbox needs a RunHost (whatever runs its
+// code) and a SandboxRuntime (the policy and the hosts of a runtime). Core owns these and knows
+// no implementation: the two RunHosts live in src/supervisor/ (the tenant's own WASM engine host
+// process, fleet.ts, and in native mode the sandbox's own kernel jail, native-host.ts), and the
+// Runtime that hands them out is wired in src/runtime.ts. What a RunHost returns has been
+// validated (src/protocol/validate.ts) before a Sandbox sees it.
 
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import type { Isolation } from "./config.js";
+import { PolyboxError } from "./errors.js";
+import type { Limits } from "./limits.js";
+import type { PackageResolver } from "./packages.js";
+import type { Permissions } from "./types.js";
 
+/** @internal */
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
 
+/** @internal */
 export interface RunHost {
   /** Changes whenever the process behind this host was replaced (interpreter state is gone). */
   readonly generation: number;
@@ -25,4 +34,40 @@ export interface RunHost {
   close?(): Promise<void>;
   /** The process's pid on this machine, where there is one (for diagnostics and tests). */
   readonly pid?: number | null;
+}
+
+/** `wasm`: the WebAssembly engines. `native`: the machine's interpreters in a kernel jail. */
+export type EngineKind = "wasm" | "native";
+
+/** What sandboxes need of the runtime they belong to. `Runtime` is the implementation. */
+export interface SandboxRuntime {
+  readonly limits: Readonly<Limits>;
+  readonly maxLimits: Readonly<Limits>;
+  readonly permissions: Readonly<Required<Permissions>>;
+  /** Which engines this runtime offers (see `Isolation`). */
+  readonly isolation: Isolation;
+  readonly isClosed: boolean;
+  /** @internal */
+  readonly packages: PackageResolver;
+  /** @internal A process of its own for a new tenant (one sandbox, or one one-shot run). */
+  hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost;
+  /** @internal Registers something to close with the runtime (its sandboxes). */
+  track(close: () => Promise<void>): () => void;
+}
+
+let defaultFactory: (() => Promise<SandboxRuntime>) | null = null;
+
+/** @internal Called once by src/runtime.ts: how to get the runtime used when none is given. */
+export function provideDefaultRuntime(factory: () => Promise<SandboxRuntime>): void {
+  defaultFactory = factory;
+}
+
+/** @internal The runtime used when none is given. */
+export function defaultRuntime(): Promise<SandboxRuntime> {
+  if (!defaultFactory)
+    throw new PolyboxError(
+      "NOT_IMPLEMENTED",
+      "no default runtime: pass a Runtime, or import polybox rather than its core modules",
+    );
+  return defaultFactory();
 }

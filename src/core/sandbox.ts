@@ -22,8 +22,7 @@ import {
 import type { Wheel } from "./packages.js";
 import { inlineDependencies, packageRequirements } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
-import type { RunHost } from "./run-host.js";
-import { defaultRuntime, type Runtime } from "./runtime.js";
+import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "./run-host.js";
 import {
   type FileInfo,
   LANGUAGES,
@@ -33,13 +32,13 @@ import {
 } from "./types.js";
 import { resolveWorkspacePath, Workspace } from "./workspace.js";
 
-export type EngineKind = "wasm" | "native";
+export type { EngineKind } from "./run-host.js";
 
 /** How long past a run's timeout the trusted side may take to store the files it changed. */
 const STORE_GRACE_MS = 2_000;
 
 export interface SandboxOptions {
-  runtime?: Runtime;
+  runtime?: SandboxRuntime;
   /**
    * `wasm`: the WebAssembly engines. `native`: the machine's real interpreters in a kernel jail
    * (needs a runtime with isolation `native` or `auto`). Default: the runtime's isolation.
@@ -142,7 +141,7 @@ export class Sandbox {
   private readonly untrack: () => void;
 
   private constructor(
-    private readonly runtime: Runtime,
+    private readonly runtime: SandboxRuntime,
     limits: Limits,
     engine: EngineKind | undefined,
   ) {
@@ -152,10 +151,7 @@ export class Sandbox {
     if (this.engine !== "wasm" && this.engine !== "native")
       throw new PolyboxError("INVALID_ARGUMENT", `engine must be "wasm" or "native"`);
     // Every sandbox has a process of its own: its engine host, or its native jail.
-    this.host =
-      this.engine === "native"
-        ? runtime.native.forSandbox(this.id, limits.workspaceQuotaBytes)
-        : runtime.fleet.forTenant();
+    this.host = runtime.hostFor(this.engine, this.id, limits.workspaceQuotaBytes);
     this.workspace = new Workspace(limits.workspaceQuotaBytes);
     this.files = new SandboxFiles(this);
     this.hostGeneration = this.host.generation;
@@ -561,7 +557,7 @@ export interface OneShotOptions extends RunOptions {
   code: string;
   /** Files (path → text or bytes) put in the workspace before the run. */
   files?: Record<string, string | Uint8Array>;
-  runtime?: Runtime;
+  runtime?: SandboxRuntime;
   limits?: Partial<Limits>;
   engine?: EngineKind;
 }

@@ -12,7 +12,7 @@ import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
 import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
-import type { Runtime } from "./runtime.js";
+import type { SandboxRuntime } from "./run-host.js";
 import { checkLanguage, type EngineKind, run } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
 import {
@@ -26,7 +26,7 @@ import { HostFiles } from "./upload.js";
 import { resolveWorkspacePath } from "./workspace.js";
 
 export interface ServiceOptions {
-  runtime: Runtime;
+  runtime: SandboxRuntime;
   maxSandboxes?: number;
   /** Sandboxes one client (account) may have open at once (default: maxSandboxes). */
   maxSandboxesPerClient?: number;
@@ -94,7 +94,7 @@ const NOT_STARTED: RunResult = {
 };
 
 export class SandboxService {
-  readonly runtime: Runtime;
+  readonly runtime: SandboxRuntime;
   readonly sandboxes: SandboxManager;
   readonly scheduler: Scheduler;
   readonly jobs: JobManager;

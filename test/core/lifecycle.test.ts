@@ -1,6 +1,7 @@
 // Lifetimes: one-shot runs, cancellation, live output, and a long mixed run that must leave no
 // worker or memory behind.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fleetOf } from "../helpers/internals.js";
 import { type Language, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 /** What a sandbox's own engine host holds: interpreters, sessions, memory. */
@@ -92,7 +93,7 @@ describe("lifecycle", () => {
       }
       await new Promise((r) => setTimeout(r, 2000)); // let workers exit
       // Every one-shot's host is gone; only the kept sandbox holds one.
-      expect(runtime.fleet.stats().claimed).toBe(1);
+      expect(fleetOf(runtime).stats().claimed).toBe(1);
       return hostStats(keep);
     };
     // The first batch sets the allocator's high-water mark; a leak shows as growth in the second.
@@ -102,7 +103,7 @@ describe("lifecycle", () => {
     expect(second.workers).toBeLessThanOrEqual(first.workers);
     expect(second.rssBytes - first.rssBytes).toBeLessThan(150 * 1024 * 1024);
     await keep.close();
-    expect(runtime.fleet.stats().claimed).toBe(0);
+    expect(fleetOf(runtime).stats().claimed).toBe(0);
     // Each one-shot starts an engine host process: generous on a loaded 2-core machine.
   }, 300_000);
 });

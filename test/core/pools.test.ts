@@ -3,6 +3,7 @@
 // shrinks after an idle spell and refills on the next claim. A host is never handed on.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { fleetOf, hostPidOf } from "../helpers/internals.js";
 import { run, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 async function until(check: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
@@ -29,10 +30,10 @@ describe("warm engine hosts", () => {
       pool: { python: 0, javascript: 3, typescript: 0, bash: 0 },
       poolIdleShrinkMs: 2000,
     });
-    await until(() => rt.fleet.stats().warm.javascript === 3);
-    await until(() => rt.fleet.stats().warm.javascript === 1);
+    await until(() => fleetOf(rt).stats().warm.javascript === 3);
+    await until(() => fleetOf(rt).stats().warm.javascript === 1);
     await run({ runtime: rt, language: "javascript", code: "1" });
-    await until(() => rt.fleet.stats().warm.javascript === 3);
+    await until(() => fleetOf(rt).stats().warm.javascript === 3);
   });
 
   it("stay within the memory budget", async () => {
@@ -40,9 +41,9 @@ describe("warm engine hosts", () => {
       pool: { python: 0, javascript: 0, typescript: 0, bash: 4 },
       poolBudgetMb: 150,
     });
-    await until(() => rt.fleet.stats().warm.bash === 2);
+    await until(() => fleetOf(rt).stats().warm.bash === 2);
     await new Promise((r) => setTimeout(r, 1000));
-    expect(rt.fleet.stats().warm.bash).toBe(2);
+    expect(fleetOf(rt).stats().warm.bash).toBe(2);
   });
 
   it("give every sandbox a process of its own, ended when the sandbox closes", async () => {
@@ -52,22 +53,22 @@ describe("warm engine hosts", () => {
     await a.run("python", "1");
     await b.run("python", "1");
     await a.run("bash", "true");
-    const pidA = a.hostPid!;
-    const pidB = b.hostPid!;
+    const pidA = hostPidOf(a)!;
+    const pidB = hostPidOf(b)!;
     expect(pidA).toBeTypeOf("number");
     expect(pidB).toBeTypeOf("number");
     expect(pidA).not.toBe(pidB);
     // Every language of one sandbox runs in that sandbox's one process.
     await a.run("javascript", "1");
-    expect(a.hostPid).toBe(pidA);
-    expect(rt.fleet.stats().claimed).toBe(2);
+    expect(hostPidOf(a)).toBe(pidA);
+    expect(fleetOf(rt).stats().claimed).toBe(2);
     // The kernel ends a jailed host with its jail, a moment after the launcher dies.
     await a.close();
     await until(() => !alive(pidA), 10_000);
     expect(alive(pidB)).toBe(true);
     await b.close();
     await until(() => !alive(pidB), 10_000);
-    expect(rt.fleet.stats().claimed).toBe(0);
+    expect(fleetOf(rt).stats().claimed).toBe(0);
   });
 
   it("never hand a one-shot's host or interpreter to a second run", async () => {
@@ -95,7 +96,7 @@ describe("warm engine hosts", () => {
     expect(second.stdout).not.toContain("secret");
     expect(second.stdout).not.toContain("left.txt");
     expect(second.stdout).toContain("[]");
-    expect(rt.fleet.stats().claimed).toBe(0);
+    expect(fleetOf(rt).stats().claimed).toBe(0);
   });
 
   it.runIf(process.platform === "linux")(
@@ -104,7 +105,7 @@ describe("warm engine hosts", () => {
       const rt = await testRuntime();
       const sb = await Sandbox.create({ runtime: rt });
       await sb.run("javascript", "1");
-      const pid = sb.hostPid!;
+      const pid = hostPidOf(sb)!;
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain("engine-host");
       await rt.close();
       await until(() => !alive(pid), 10_000);

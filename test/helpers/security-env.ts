@@ -12,6 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { type RunResult, Runtime, type RuntimeOptions, Sandbox } from "../../dist/index.js";
+import { hostPidOf } from "./internals.js";
 
 export type { Language, RunResult } from "../../dist/index.js";
 export { isPolyboxError, PolyboxError, Runtime, Sandbox } from "../../dist/index.js";
@@ -169,7 +170,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** The pid of a sandbox's own engine host, failing the test if it has none yet. */
 export function hostPid(sb: Sandbox): number {
-  const pid = sb.hostPid;
+  const pid = hostPidOf(sb);
   expect(pid, "the sandbox's engine host is not running").toBeTypeOf("number");
   return pid!;
 }

@@ -216,7 +216,7 @@ describe.runIf(usable)("native mode", () => {
 
   it("ends the processes a run leaves behind, and the whole jail when the sandbox closes", async () => {
     const marker = `polybox-stray-${process.pid}-${Date.now()}`;
-    const agentMarker = "dist/native/agent.js";
+    const agentMarker = "dist/guest/native-agent/agent.js";
     const agentsBefore = new Set(hostProcesses(agentMarker));
     const sb = await Sandbox.create({ runtime, engine: "native" });
     const r = await sb.run(

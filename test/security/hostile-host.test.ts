@@ -13,7 +13,7 @@ import {
   securityRuntime,
 } from "../helpers/security-env.js";
 
-type EngineHostModule = typeof import("../../dist/jail/engine-host.js");
+type EngineHostModule = typeof import("../../dist/supervisor/wasm-host.js");
 
 let rt: Runtime;
 let EngineHost: EngineHostModule["EngineHost"];
@@ -23,7 +23,7 @@ const logged: string[] = [];
 beforeAll(async () => {
   rt = await securityRuntime({ pool: { python: 0, javascript: 1, bash: 0 } });
   ({ EngineHost, RUN_GRACE_MS } = (await import(
-    path.join(REPO_DIR, "dist", "jail", "engine-host.js")
+    path.join(REPO_DIR, "dist", "supervisor", "wasm-host.js")
   )) as EngineHostModule);
 });
 

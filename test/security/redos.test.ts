@@ -7,7 +7,9 @@
 // generous for a loaded machine and far below what a quadratic scan needs; then a real run with
 // such code must answer while the server's event loop keeps turning.
 
+import { createRequire } from "node:module";
 import os from "node:os";
+import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +17,7 @@ import { sniff } from "../../dist/core/mime.js";
 import { PackageResolver } from "../../dist/core/packages.js";
 import { inlineDependencies, packageRequirements } from "../../dist/core/python-deps.js";
 import { imageTypeOf } from "../../dist/core/rich-output.js";
-import { readLines } from "../../dist/native/wire.js";
+import { readLines } from "../../dist/protocol/native-wire.js";
 import { validateResult } from "../../dist/protocol/validate.js";
 import {
   expectRuntimeAnswers,
@@ -63,7 +65,12 @@ const CODE: [string, string][] = [
 ];
 
 describe("T21 main-thread freeze: scanners of guest text are linear", () => {
-  const resolver = new PackageResolver({ sources: [], allowNet: [], cacheDir: os.tmpdir() });
+  const resolver = new PackageResolver({
+    sources: [],
+    allowNet: [],
+    cacheDir: os.tmpdir(),
+    pyodideDir: path.dirname(createRequire(import.meta.url).resolve("pyodide/package.json")),
+  });
 
   it.each(CODE)("T21 import scan of 1 MiB (%s) finishes quickly", (_label, code) => {
     expect(code.length).toBeGreaterThan(MIB - 64);

@@ -4,7 +4,7 @@ import {
   executionLimits,
   limitVerdict,
   withoutTuningHint,
-} from "../../dist/engines/bash/budgets.js";
+} from "../../dist/guest/engines/bash/budgets.js";
 
 const limits = {
   timeoutMs: 30_000,

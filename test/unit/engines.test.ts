@@ -1,8 +1,8 @@
 // Unit tier: worker-side pieces that need no WASM (output cap, import rewriting, JS memfs).
 import { describe, expect, it } from "vitest";
-import { OutputSink, truncateUtf8 } from "../../dist/engines/common/output.js";
-import { MemFs } from "../../dist/engines/javascript/memfs.js";
-import { rewriteImports } from "../../dist/engines/javascript/prelude.js";
+import { OutputSink, truncateUtf8 } from "../../dist/guest/engines/common/output.js";
+import { MemFs } from "../../dist/guest/engines/javascript/memfs.js";
+import { rewriteImports } from "../../dist/guest/engines/javascript/prelude.js";
 
 describe("OutputSink", () => {
   it("keeps at most maxBytes per stream and reports the overflow once", () => {

@@ -1,6 +1,6 @@
 // Unit tier: the macOS sandbox-exec profile (it cannot run here, so its text is what we check).
 import { describe, expect, it } from "vitest";
-import { engineHostProfile, sandboxExecWrapper } from "../../dist/jail/macos.js";
+import { engineHostProfile, sandboxExecWrapper } from "../../dist/supervisor/jail/macos.js";
 
 describe("engine host sandbox-exec profile", () => {
   const profile = engineHostProfile("/private/tmp/polybox-host-abc", "/usr/local/bin/node");

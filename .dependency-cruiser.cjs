@@ -1,0 +1,85 @@
+// The tree is the map of polybox's trust boundary (docs/architecture.md, "Layout"). These rules
+// keep it so: `npm run lint:deps` fails on a cycle, or on an import that crosses a wall the
+// wrong way.
+//
+//   src/guest/       runs or touches guest code (engine host, engines, native agent): untrusted
+//   src/protocol/    every message format that crosses the boundary: the one place both sides meet
+//   src/supervisor/  starts guest processes and judges what comes back: trusted
+//   src/core/        the library's model (sandboxes, workspaces, limits, jobs), host-agnostic
+//   src/runtime.ts   the composition root that wires core to the supervisors
+//   src/mcp/, src/cli/  adapters over the library
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "A module cycle makes the layers meaningless and the load order fragile.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "no-folder-cycle",
+      severity: "error",
+      comment: "Folders form layers; two folders that import each other are one folder.",
+      scope: "folder",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "trusted-not-into-guest",
+      severity: "error",
+      comment:
+        "Trusted code meets guest-side code only through src/protocol/: it spawns guest code by path, never imports it.",
+      from: { path: "^src/(?!guest/)" },
+      to: { path: "^src/guest/" },
+    },
+    {
+      name: "guest-not-into-trusted",
+      severity: "error",
+      comment:
+        "Guest-side code runs next to guest code: it may use the protocol and itself, never the trusted side.",
+      from: { path: "^src/guest/" },
+      to: { path: "^src/(?!guest/|protocol/|types/)" },
+    },
+    {
+      name: "protocol-is-a-leaf",
+      severity: "error",
+      comment: "Message formats depend on nothing of ours, so both sides can share them.",
+      from: { path: "^src/protocol/" },
+      to: { path: "^src/(?!protocol/)" },
+    },
+    {
+      name: "core-is-host-agnostic",
+      severity: "error",
+      comment:
+        "Core owns the contracts it runs through (RunHost) and knows no implementation, adapter or wiring.",
+      from: { path: "^src/core/" },
+      to: { path: "^src/(supervisor|mcp|cli)/|^src/runtime\\.ts$|^src/index\\.ts$" },
+    },
+    {
+      name: "supervisor-below-adapters",
+      severity: "error",
+      from: { path: "^src/supervisor/" },
+      to: { path: "^src/(mcp|cli)/|^src/runtime\\.ts$|^src/index\\.ts$" },
+    },
+    {
+      name: "declared-dependencies-only",
+      severity: "error",
+      comment: "Every package src/ imports is declared in package.json dependencies.",
+      from: { path: "^src/" },
+      to: { dependencyTypes: ["npm-no-pkg", "npm-unknown", "npm-dev", "unknown"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json", ".d.ts"],
+    },
+  },
+};

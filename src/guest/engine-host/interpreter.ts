@@ -1,0 +1,249 @@
+// Untrusted side: one interpreter = one worker thread running one engine. This wrapper owns the
+// worker's lifetime and enforces what the worker cannot be trusted to enforce itself: the
+// deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
+
+import { Worker } from "node:worker_threads";
+import { limitMessage } from "../../protocol/limit-messages.js";
+import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../../protocol/messages.js";
+import { validateResult } from "../../protocol/validate.js";
+
+/** How long past its deadline an engine may take to report a timeout itself before it is killed. */
+const DEADLINE_GRACE_MS = 1_000;
+/** How long a cancelled run has to stop by itself (keeping its output and state) before the kill. */
+const CANCEL_GRACE_MS = 1_000;
+/**
+ * Between runs a worker should be idle. One that keeps its event loop busy (a guest timer or task
+ * left running after its run returned) for this many consecutive checks is killed.
+ */
+const BUSY_WHILE_IDLE_CHECKS = 4;
+const BUSY_CHECK_MS = 250;
+/**
+ * An idle worker's event loop is idle: nothing of a finished run may keep running. A guest that
+ * works in bursts (an `Atomics.waitAsync` loop at 40% duty) must not slip under the bar.
+ */
+const BUSY_THRESHOLD = 0.05;
+const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
+
+type Output = (stream: "stdout" | "stderr", text: string) => void;
+
+interface Pending {
+  id: number;
+  resolve: (result: EngineResult) => void;
+  output: Output;
+  timer: NodeJS.Timeout;
+  request: RunRequest;
+  /** What the run printed so far (up to its cap): kept for a result the worker never sends. */
+  seen: { stdout: string; stderr: string };
+  /** A cancel was asked for: whatever result comes now is a cancelled run's. */
+  cancelled?: boolean;
+}
+
+const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
+
+export class Interpreter {
+  readonly ready: Promise<void>;
+  private readonly worker: Worker;
+  private pending: Pending | null = null;
+  private dead = false;
+  /** Why the worker ended, when it ended on its own (crash, heap limit). */
+  private exitReason: "memory" | "crash" | null = null;
+
+  constructor(
+    readonly language: WorkerInit["language"],
+    readonly memoryMb: number,
+    assets: WorkerInit["assets"],
+  ) {
+    const init: WorkerInit = { language, memoryMb, assets };
+    this.worker = new Worker(WORKER_URL, {
+      workerData: init,
+      env: {},
+      stdout: true,
+      stderr: true,
+      resourceLimits: {
+        maxOldGenerationSizeMb: Math.max(64, memoryMb),
+        maxYoungGenerationSizeMb: 32,
+      },
+    });
+    // The engine's own prints (library warnings) are not guest output; drop them.
+    this.worker.stdout.resume();
+    this.worker.stderr.resume();
+    this.ready = new Promise((resolve, reject) => {
+      const onMessage = (message: FromWorker) => {
+        if (message.type === "ready") resolve();
+        else if (message.type === "boot-failed") reject(new Error(message.message));
+      };
+      this.worker.once("message", onMessage);
+      this.worker.once("exit", () =>
+        reject(new Error(`${language} interpreter exited while booting`)),
+      );
+    });
+    this.ready.catch(() => this.dispose());
+    this.worker.on("message", (message: FromWorker) => this.onMessage(message));
+    this.worker.on("error", (error: Error & { code?: string }) => {
+      this.exitReason = error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "memory" : "crash";
+    });
+    this.worker.on("exit", () => this.onExit());
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  get busy(): boolean {
+    return this.pending !== null;
+  }
+
+  run(id: number, request: RunRequest, output: Output): Promise<EngineResult> {
+    if (this.dead)
+      return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
+    if (this.pending) throw new Error("interpreter is busy");
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () => this.kill("timeout"),
+        request.limits.timeoutMs + DEADLINE_GRACE_MS,
+      );
+      this.pending = { id, resolve, output, timer, request, seen: { stdout: "", stderr: "" } };
+      this.worker.postMessage({ type: "run", id, request });
+    });
+  }
+
+  /**
+   * Stops the run in progress: the engine is asked first (one that yields to the event loop, like
+   * Bash, stops at its next statement with its output and state intact); one that does not stop
+   * within CANCEL_GRACE_MS is killed.
+   */
+  cancel(): void {
+    const p = this.pending;
+    if (!p || p.cancelled) return;
+    p.cancelled = true;
+    this.worker.postMessage({ type: "interrupt" });
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => this.kill("cancelled"), CANCEL_GRACE_MS);
+  }
+
+  /** The host is over its memory ceiling: end this interpreter, its run as `memory_limit`. */
+  killForMemory(): void {
+    const p = this.pending;
+    if (p) {
+      const message = limitMessage(
+        "memory_limit",
+        p.request.limits,
+        "the engine host's memory passed its ceiling; the interpreter was killed",
+      )!;
+      this.settle(this.failure("memory_limit", message, 137, p.seen));
+    }
+    this.dispose();
+  }
+
+  dispose(): void {
+    this.stopIdleWatch();
+    if (this.dead) return;
+    this.dead = true;
+    void this.worker.terminate();
+  }
+
+  private onMessage(message: FromWorker): void {
+    const p = this.pending;
+    if (!p || !("id" in message) || message.id !== p.id) return;
+    if (message.type === "output") {
+      // The worker's realm may be the guest's: forward no more than the run may print.
+      const room = p.request.limits.maxOutputBytes - p.seen[message.stream].length;
+      if (room <= 0 || typeof message.text !== "string") return;
+      const text = message.text.length > room ? message.text.slice(0, room) : message.text;
+      p.seen[message.stream] += text;
+      p.output(message.stream, text);
+    } else if (message.type === "result") {
+      // Bounded here, before it crosses to the server: the worker's realm may be the guest's.
+      const result = validateResult(message.result, p.request.limits);
+      this.settle(
+        p.cancelled && result.status !== "cancelled"
+          ? { ...result, status: "cancelled", exitCode: 130, value: null, message: "cancelled" }
+          : result,
+      );
+      // A worker that reports its state lost (it went over memory) is ending itself: retire it
+      // now so that no further run is handed to it.
+      if (message.result.stateLost) this.dispose();
+    }
+  }
+
+  private settle(result: EngineResult): void {
+    const p = this.pending;
+    if (!p) return;
+    clearTimeout(p.timer);
+    this.pending = null;
+    p.resolve(result);
+    this.watchIdle();
+  }
+
+  private idleWatch: NodeJS.Timeout | null = null;
+
+  /** Kills the worker if guest work keeps running after its run returned (no deadline covers it). */
+  private watchIdle(): void {
+    if (this.idleWatch || this.dead) return;
+    let last = this.worker.performance.eventLoopUtilization();
+    let strikes = 0;
+    this.idleWatch = setInterval(() => {
+      if (this.dead) {
+        this.stopIdleWatch();
+        return;
+      }
+      const now = this.worker.performance.eventLoopUtilization();
+      const busy = this.worker.performance.eventLoopUtilization(now, last).utilization;
+      last = now;
+      if (this.pending) strikes = 0;
+      else if (busy > BUSY_THRESHOLD) strikes++;
+      else strikes = 0;
+      if (strikes >= BUSY_WHILE_IDLE_CHECKS) this.dispose();
+    }, BUSY_CHECK_MS);
+    this.idleWatch.unref();
+  }
+
+  private stopIdleWatch(): void {
+    if (this.idleWatch) clearInterval(this.idleWatch);
+    this.idleWatch = null;
+  }
+
+  private kill(status: "timeout" | "cancelled"): void {
+    const p = this.pending;
+    if (!p) return;
+    const message =
+      status === "timeout"
+        ? limitMessage("timeout", p.request.limits, "the interpreter was killed")!
+        : "cancelled; the interpreter was killed";
+    this.settle(this.failure(status, message, status === "timeout" ? 124 : 130, p.seen));
+    this.dispose();
+  }
+
+  private onExit(): void {
+    this.dead = true;
+    const p = this.pending;
+    if (!p) return;
+    if (this.exitReason === "memory") {
+      const message = limitMessage("memory_limit", p.request.limits, "the interpreter was killed")!;
+      this.settle(this.failure("memory_limit", message, 137, p.seen));
+    } else {
+      this.settle(this.failure("error", "the interpreter crashed and was replaced", 1, p.seen));
+    }
+  }
+
+  /** A result the worker could not give: whatever it printed before it ended is kept. */
+  private failure(
+    status: EngineResult["status"],
+    message: string,
+    exitCode: number,
+    seen = { stdout: "", stderr: "" },
+  ): EngineResult {
+    return {
+      status,
+      stdout: seen.stdout,
+      stderr: seen.stderr,
+      exitCode,
+      value: null,
+      truncated: false,
+      message,
+      stateLost: true,
+      changes: EMPTY_CHANGES,
+      displays: [],
+    };
+  }
+}

@@ -1,0 +1,237 @@
+// Untrusted side: the engine host process. The server starts it (see src/supervisor/wasm-host.ts) under Node's
+// permission model with an empty environment, one process per tenant: it serves one sandbox (or
+// one one-shot run) and is killed with it, so no two tenants' guest code ever shares a process.
+// It owns that sandbox's interpreters and talks to the server only over the IPC channel. It holds
+// no workspace: files arrive with each run and changes leave with its result.
+
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type {
+  EngineAssets,
+  EngineLanguage,
+  EngineResult,
+  HostConfig,
+  HostEvent,
+  HostRequest,
+} from "../../protocol/messages.js";
+import { capMemory } from "../engines/wasi/memory-cap.js";
+import type { Interpreter } from "./interpreter.js";
+import { Pools } from "./pool.js";
+
+const config = JSON.parse(process.argv[2] ?? "{}") as HostConfig;
+
+function send(event: HostEvent): void {
+  process.send?.(event);
+}
+const log = (message: string) => send({ type: "log", level: "warn", message });
+
+/**
+ * Each engine's WebAssembly is compiled once per host, when a language is first needed: workers
+ * instantiate the shared `WebAssembly.Module` instead of compiling their own copy. A host serves
+ * one sandbox, which may never use most languages, so nothing is compiled ahead of need.
+ */
+const compiled = new Map<string, Promise<WebAssembly.Module | undefined>>();
+
+function compileOnce(file: string): Promise<WebAssembly.Module | undefined> {
+  let module = compiled.get(file);
+  if (!module) {
+    module = (async () => {
+      try {
+        return await WebAssembly.compile(readFileSync(file));
+      } catch (error) {
+        log(`could not precompile ${file}, workers will compile their own: ${String(error)}`);
+        return undefined;
+      }
+    })();
+    compiled.set(file, module);
+  }
+  return module;
+}
+
+let snapshot: SharedArrayBuffer | undefined | null = null;
+
+function pythonSnapshot(): SharedArrayBuffer | undefined {
+  if (snapshot !== null) return snapshot;
+  snapshot = undefined;
+  if (config.pythonSnapshot) {
+    try {
+      // Shared read-mostly with the workers; each copies it privately before booting and drops
+      // its reference, so no guest can reach the bytes the next interpreter boots from.
+      const bytes = readFileSync(config.pythonSnapshot);
+      snapshot = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(snapshot).set(bytes);
+    } catch (error) {
+      log(`python snapshot unreadable, booting without it: ${String(error)}`);
+    }
+  }
+  return snapshot;
+}
+
+/** What a worker of `language` needs to boot, loaded on first use. */
+async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
+  const assets: EngineAssets = { pyodideDir: config.pyodideDir };
+  if (language === "python") {
+    const pythonWasm = await compileOnce(path.join(config.pyodideDir, "pyodide.asm.wasm"));
+    if (pythonWasm) assets.pythonWasm = pythonWasm;
+    const bytes = pythonSnapshot();
+    if (bytes) assets.pythonSnapshot = bytes;
+  } else if (language === "javascript" || language === "typescript") {
+    const quickjsWasm = await compileOnce(config.quickjsWasm);
+    if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
+  } else if (language === "ruby") {
+    Object.assign(assets, ruby());
+  }
+  return assets;
+}
+
+let rubyAssets: Partial<EngineAssets> | null = null;
+
+/**
+ * Ruby's module (ruby+stdlib.wasm, ~30 MB) is read once: its bytes are shared with the workers
+ * (for the few that need another memory cap) and it is compiled once with its memory capped at
+ * the pools' `memoryMb`. Found from the installed package, which the engine host may read (L2).
+ */
+function ruby(): Partial<EngineAssets> {
+  if (rubyAssets) return rubyAssets;
+  rubyAssets = {};
+  try {
+    const file = fileURLToPath(import.meta.resolve("@ruby/3.4-wasm-wasi/dist/ruby+stdlib.wasm"));
+    const bytes = readFileSync(file);
+    const shared = new SharedArrayBuffer(bytes.length);
+    new Uint8Array(shared).set(bytes);
+    rubyAssets = {
+      rubyWasmBytes: shared,
+      rubyWasm: new WebAssembly.Module(capMemory(bytes, config.memoryMb * 1024 * 1024)),
+      rubyWasmMemoryMb: config.memoryMb,
+    };
+  } catch (error) {
+    log(`Ruby is unavailable: ${String(error)}`);
+  }
+  return rubyAssets;
+}
+
+const pools = new Pools(config.pool, config.memoryMb, assetsFor, log);
+const sessions = new Map<string, Interpreter>();
+const running = new Map<number, Interpreter>();
+/** Runs received and not yet answered. */
+const pending = new Set<number>();
+/** Runs cancelled before their interpreter was ready (still booting). */
+const cancelledEarly = new Set<number>();
+
+async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void> {
+  const { id, session, language } = request;
+  let interpreter = session ? sessions.get(session) : undefined;
+  if (interpreter && !interpreter.alive) {
+    sessions.delete(session!);
+    interpreter = undefined;
+  }
+  const fresh = interpreter === undefined;
+  interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  if (cancelledEarly.delete(id)) {
+    if (fresh) interpreter.dispose();
+    send({ type: "result", id, result: cancelledResult() });
+    return;
+  }
+  if (session) sessions.set(session, interpreter);
+  running.set(id, interpreter);
+  try {
+    const result = await interpreter.run(id, request.request, (stream, text) =>
+      send({ type: "output", id, stream, text }),
+    );
+    if (fresh && session && !request.request.fullSync) result.stateLost = true;
+    send({ type: "result", id, result });
+  } finally {
+    running.delete(id);
+    if (!session || !interpreter.alive) {
+      interpreter.dispose();
+      if (session && sessions.get(session) === interpreter) sessions.delete(session);
+    }
+  }
+}
+
+function cancelledResult(): EngineResult {
+  return {
+    status: "cancelled",
+    stdout: "",
+    stderr: "",
+    exitCode: 130,
+    value: null,
+    truncated: false,
+    message: "cancelled before it started",
+    changes: { files: [], dirs: [], removed: [] },
+    displays: [],
+  };
+}
+
+process.on("message", (message: HostRequest) => {
+  switch (message?.type) {
+    case "run":
+      pending.add(message.id);
+      run(message)
+        .catch((error: unknown) => send({ type: "failed", id: message.id, message: String(error) }))
+        .finally(() => {
+          pending.delete(message.id);
+          cancelledEarly.delete(message.id);
+        });
+      break;
+    case "cancel": {
+      const interpreter = running.get(message.id);
+      if (interpreter) interpreter.cancel();
+      else if (pending.has(message.id)) cancelledEarly.add(message.id);
+      break;
+    }
+    case "dispose": {
+      const interpreter = sessions.get(message.session);
+      sessions.delete(message.session);
+      interpreter?.dispose();
+      break;
+    }
+    case "ping":
+      send({ type: "pong", id: message.id });
+      break;
+    case "stats": {
+      const mem = process.memoryUsage();
+      send({
+        type: "stats",
+        id: message.id,
+        stats: {
+          workers: sessions.size + Object.values(pools.counts()).reduce((a, b) => a + b, 0),
+          pooled: pools.counts(),
+          sessions: sessions.size,
+          rssBytes: mem.rss,
+          heapUsedBytes: mem.heapUsed,
+        },
+      });
+      break;
+    }
+  }
+});
+
+/**
+ * The backstop behind every per-worker memory check: memory a guest holds where no wrapper sees
+ * it still shows in the process's resident size. This process serves one tenant, so when it holds
+ * more than its interpreters may use in all (plus a fixed allowance for Node and the engines'
+ * compiled code), every interpreter of that tenant is ended.
+ */
+const HOST_ALLOWANCE_MB = 320;
+const MEMORY_CHECK_MS = 500;
+setInterval(() => {
+  const live = new Set([...sessions.values(), ...running.values()].filter((i) => i.alive));
+  if (live.size === 0) return;
+  let ceilingMb = HOST_ALLOWANCE_MB;
+  for (const interpreter of live) ceilingMb += interpreter.memoryMb;
+  if (process.memoryUsage.rss() <= ceilingMb * 1024 * 1024) return;
+  log(`resident memory passed ${ceilingMb} MiB; ending this tenant's interpreters`);
+  for (const interpreter of live) interpreter.killForMemory();
+}, MEMORY_CHECK_MS).unref();
+
+// The server is our only reason to live: when the channel closes, go.
+process.on("disconnect", () => {
+  pools.close();
+  process.exit(0);
+});
+
+// Ready once the warm interpreters are: a host handed to a tenant answers its first run at once.
+await pools.start();
+send({ type: "ready", pid: process.pid, node: process.version });

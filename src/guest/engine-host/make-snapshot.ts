@@ -1,0 +1,21 @@
+// Builds the Pyodide memory snapshot that every Python interpreter boots from. Run as its own
+// short-lived process by the trusted side (src/supervisor/snapshot.ts), under the permission model
+// with write access to the output file only. No guest code ever runs here: the snapshot is the
+// interpreter's pristine state right after start.
+
+import { writeFileSync } from "node:fs";
+import { installBindingShim } from "./harden.js";
+
+const [pyodideDir, outFile] = process.argv.slice(2);
+if (!pyodideDir || !outFile) {
+  process.stderr.write("usage: make-snapshot PYODIDE_DIR OUT_FILE\n");
+  process.exit(2);
+}
+installBindingShim();
+const { loadPyodide } = await import("pyodide");
+const py = await loadPyodide({
+  indexURL: pyodideDir,
+  env: { HOME: "/workspace" },
+  _makeSnapshot: true,
+});
+writeFileSync(outFile, py.makeMemorySnapshot());

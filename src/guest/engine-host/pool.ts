@@ -1,0 +1,79 @@
+// Untrusted side: the interpreters an engine host boots before it is needed. An engine host
+// serves exactly one sandbox (or one one-shot run), so its pool is small and never refills: the
+// warm interpreters it starts with are for that tenant's first runs, and an interpreter a run
+// needs beyond them is booted on demand. Keeping hosts warm is the trusted side's job (see
+// src/supervisor/fleet.ts), which starts whole host processes ahead of need.
+
+import type { EngineAssets, EngineLanguage } from "../../protocol/messages.js";
+import { Interpreter } from "./interpreter.js";
+
+export type PoolSizes = Record<EngineLanguage, number>;
+
+export class Pools {
+  private readonly idle = new Map<EngineLanguage, Interpreter[]>();
+  private closed = false;
+
+  constructor(
+    private readonly sizes: Partial<PoolSizes>,
+    private readonly memoryMb: number,
+    private readonly assets: (language: EngineLanguage) => Promise<EngineAssets>,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** Boots the warm interpreters; resolves when they are ready (or failed to boot). */
+  async start(): Promise<void> {
+    const boots: Promise<void>[] = [];
+    for (const [language, count] of Object.entries(this.sizes) as [EngineLanguage, number][]) {
+      for (let i = 0; i < count; i++) boots.push(this.warm(language));
+    }
+    await Promise.all(boots);
+  }
+
+  private async warm(language: EngineLanguage): Promise<void> {
+    try {
+      const interpreter = await this.boot(language, this.memoryMb);
+      if (this.closed) interpreter.dispose();
+      else this.queue(language).push(interpreter);
+    } catch (error) {
+      this.log(`could not boot a ${language} interpreter ahead of need: ${String(error)}`);
+    }
+  }
+
+  private queue(language: EngineLanguage): Interpreter[] {
+    let queue = this.idle.get(language);
+    if (!queue) {
+      queue = [];
+      this.idle.set(language, queue);
+    }
+    return queue;
+  }
+
+  private async boot(language: EngineLanguage, memoryMb: number): Promise<Interpreter> {
+    const interpreter = new Interpreter(language, memoryMb, await this.assets(language));
+    await interpreter.ready;
+    return interpreter;
+  }
+
+  counts(): Partial<PoolSizes> {
+    const counts: Partial<PoolSizes> = {};
+    for (const [language, queue] of this.idle) counts[language] = queue.length;
+    return counts;
+  }
+
+  /** A booted interpreter of `language`: a warm one when its memory limit matches, else a new one. */
+  async take(language: EngineLanguage, memoryMb: number): Promise<Interpreter> {
+    if (memoryMb === this.memoryMb) {
+      const queue = this.queue(language);
+      while (queue.length > 0) {
+        const interpreter = queue.shift()!;
+        if (interpreter.alive) return interpreter;
+      }
+    }
+    return this.boot(language, memoryMb);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const queue of this.idle.values()) for (const i of queue.splice(0)) i.dispose();
+  }
+}

@@ -1,0 +1,133 @@
+// Worker side: the Bash engine, just-bash (a Bash interpreter written in TypeScript with its own
+// in-memory file system and coreutils). Its network commands and its embedded python/js commands
+// stay off. just-bash runs every `exec` in a fresh shell, so state between runs is carried here:
+// exported and plain variables and the working directory persist; functions and aliases do not.
+
+import { Bash, InMemoryFs } from "just-bash";
+import type { RunRequest } from "../../../protocol/messages.js";
+import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
+import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
+import { AVAILABLE, unavailableCommands } from "./commands.js";
+import { extraCommands } from "./extra-commands.js";
+
+const ROOT = "/workspace";
+/** Shell-internal variables that describe one exec and must not be carried to the next. */
+const TRANSIENT = new Set([
+  "?",
+  "_",
+  "OLDPWD",
+  "SHLVL",
+  "BASHPID",
+  "RANDOM",
+  "LINENO",
+  "SECONDS",
+  "PPID",
+]);
+
+function adapter(fs: InMemoryFs): GuestFs {
+  const abs = (path: string) => `${ROOT}/${path}`;
+  return {
+    async list() {
+      const out = new Map<string, GuestEntry>();
+      for (const full of fs.getAllPaths()) {
+        if (!full.startsWith(`${ROOT}/`)) continue;
+        const st = await fs.lstat(full);
+        if (st.isSymbolicLink) continue;
+        out.set(full.slice(ROOT.length + 1), {
+          type: st.isDirectory ? "dir" : "file",
+          size: st.isDirectory ? 0 : st.size,
+          mtimeMs: st.mtime.getTime(),
+        });
+      }
+      return out;
+    },
+    read: (path) => fs.readFileBuffer(abs(path)),
+    async write(path, data, mtimeMs) {
+      const full = abs(path);
+      await fs.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
+      await fs.writeFile(full, data);
+      await fs.utimes(full, new Date(mtimeMs), new Date(mtimeMs));
+    },
+    mkdir: (path) => fs.mkdir(abs(path), { recursive: true }),
+    remove: (path) => fs.rm(abs(path), { recursive: true, force: true }),
+  };
+}
+
+/**
+ * just-bash loads each command's module on first use. Running the common ones once at boot, on an
+ * empty scratch file system, moves that cost out of the first guest run and into the pool refill.
+ */
+const WARM_UP = [
+  "echo a | cat | grep a | sed s/a/b/ | tr a-z A-Z | sort | uniq -c | head -1 | tail -1 | wc -l | cut -c1 >/dev/null",
+  "printf '%s' x | awk '{print $1}' | xargs echo >/dev/null; seq 1 2 >/dev/null; ls / >/dev/null; env >/dev/null",
+  "mkdir -p /w/d; touch /w/f; cp /w/f /w/g; mv /w/g /w/h; rm -r /w; basename /a/b >/dev/null; dirname /a/b >/dev/null; date >/dev/null; find / -maxdepth 0 >/dev/null; test -e / && true",
+].join("\n");
+
+export async function createEngine(): Promise<Engine> {
+  await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
+  return recyclable(createInstance);
+}
+
+/** A fresh file system and shell state; the command modules stay loaded. */
+async function createInstance(): Promise<Engine> {
+  const fs = new InMemoryFs();
+  await fs.mkdir(ROOT, { recursive: true });
+  const mirror = new WorkspaceMirror(adapter(fs));
+  let shellEnv: Record<string, string> = {};
+  let cwd = ROOT;
+  let abort: AbortController | null = null;
+
+  return {
+    applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
+    collectFiles: () => mirror.collect(),
+    interrupt: () => abort?.abort(),
+    async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
+      abort = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(
+        () => {
+          timedOut = true;
+          abort?.abort();
+        },
+        Math.max(0, run.deadline - Date.now()),
+      );
+      // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
+      await fs.mkdir("/tmp", { recursive: true });
+      const bash = new Bash({
+        fs,
+        cwd,
+        env: { HOME: ROOT, ...shellEnv, ...request.env },
+        commands: AVAILABLE,
+        customCommands: [...unavailableCommands, ...extraCommands],
+        executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
+      });
+      try {
+        // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
+        // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a
+        // compound command's, so the script runs as one group. The brace shares the first line,
+        // so line numbers in messages stay right.
+        const code = `{ ${request.code.replace(/\r\n/g, "\n")}\n}`;
+        const result = await bash.exec(code, {
+          signal: abort.signal,
+          rawScript: true,
+          stdin: request.stdin,
+        });
+        const verdict =
+          result.exitCode === 126 || result.exitCode === 124
+            ? limitVerdict(result.stderr)
+            : undefined;
+        run.output.write("stdout", result.stdout);
+        run.output.write("stderr", withoutTuningHint(result.stderr));
+        const env = result.env ?? {};
+        shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
+        if (env.PWD) cwd = env.PWD;
+        if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
+        return { exitCode: result.exitCode, value: null, ...verdict };
+      } finally {
+        clearTimeout(timer);
+        abort = null;
+      }
+    },
+  };
+}

@@ -1,0 +1,64 @@
+// Worker side: the one interface every language engine implements. An engine lives in its own
+// worker thread, owns one interpreter, and runs one request at a time. It never sees the host's
+// file system or network: files arrive in the request and leave in the result.
+
+import type { Display, EngineResult, RunRequest, WorkerInit } from "../../../protocol/messages.js";
+import type { OutputSink } from "./output.js";
+
+/** What a run produced, before the worker adds output, file changes and limit verdicts. */
+export interface EngineOutcome {
+  exitCode: number;
+  value: string | null;
+  /** Set when the engine itself detected a limit (e.g. QuickJS's interrupt at the deadline). */
+  status?: EngineResult["status"];
+  message?: string;
+  /** The interpreter cannot be trusted after this run (it was unwound mid-call); retire it. */
+  stateLost?: boolean;
+}
+
+export interface RunContext {
+  output: OutputSink;
+  /** Epoch ms after which the run must stop. */
+  deadline: number;
+  /** True once the output cap was crossed; engines stop the guest as soon as they can. */
+  readonly stopRequested: boolean;
+  /** Records one `display()` call of the guest. */
+  display(item: Display): void;
+}
+
+export interface Engine {
+  /** Brings the private workspace copy up to date; called before `run`. */
+  applyFiles(request: RunRequest): Promise<void>;
+  run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome>;
+  /** Workspace changes since `applyFiles`. */
+  collectFiles(): Promise<EngineResult["changes"]>;
+  /** Asks a running guest to stop (output cap); a no-op where the engine cannot. */
+  interrupt(): void;
+}
+
+export type EngineFactory = (init: WorkerInit) => Promise<Engine>;
+
+/**
+ * An engine whose interpreter can be replaced by a brand-new one inside the same worker. Only for
+ * engines whose guests cannot reach the worker's JavaScript realm (QuickJS, just-bash): for them
+ * a fresh instance is as clean as a fresh worker, and far cheaper. `reset` throws away every bit
+ * of interpreter state — for QuickJS, the whole WebAssembly instance and its linear memory.
+ */
+export interface RecyclableEngine extends Engine {
+  reset(): Promise<void>;
+}
+
+export function recyclable(create: () => Promise<Engine>): Promise<RecyclableEngine> {
+  return create().then((first) => {
+    let inner = first;
+    return {
+      applyFiles: (request) => inner.applyFiles(request),
+      run: (request, ctx) => inner.run(request, ctx),
+      collectFiles: () => inner.collectFiles(),
+      interrupt: () => inner.interrupt(),
+      async reset() {
+        inner = await create();
+      },
+    };
+  });
+}

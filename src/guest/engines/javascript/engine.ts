@@ -1,0 +1,345 @@
+// Worker side: the JavaScript engine, QuickJS compiled to WebAssembly (quickjs-emscripten). Each
+// worker owns one QuickJS module instance, runtime and context, so nothing is shared with any
+// other sandbox. Code runs as a global script with top-level await allowed, which keeps both the
+// value of the last expression and global bindings between runs. The deadline and the output cap
+// reach the guest through QuickJS's interrupt handler; memory through the runtime's limit and the
+// worker's WASM memory guard.
+
+import {
+  newQuickJSWASMModule,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  RELEASE_SYNC,
+} from "quickjs-emscripten";
+import type { Display, RunRequest, WorkerInit } from "../../../protocol/messages.js";
+import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { WorkspaceMirror } from "../common/mirror.js";
+import { FsError, MemFs } from "./memfs.js";
+import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
+import { loadTypeStripper } from "./typescript.js";
+
+/** QuickJS's JS_EVAL_FLAG_ASYNC: top-level await in a script; the result is a promise of {value}. */
+const EVAL_FLAG_ASYNC = 1 << 7;
+const MB = 1024 * 1024;
+
+export async function createEngine(init: WorkerInit): Promise<Engine> {
+  const { quickjsWasm } = init.assets;
+  const stripTypes = init.language === "typescript" ? await loadTypeStripper() : null;
+  const module = await newQuickJSWASMModule(
+    quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC,
+  );
+  const runtime = module.newRuntime();
+  runtime.setMaxStackSize(1 * MB);
+  const ctx = runtime.newContext();
+  const fs = new MemFs();
+  const mirror = new WorkspaceMirror(fs.asGuestFs());
+
+  let current: RunContext | null = null;
+  let stdin = "";
+  const timers = new Map<number, NodeJS.Timeout>();
+  let wake: (() => void) | null = null;
+  const due: number[] = [];
+
+  defineHost(ctx, fs, {
+    out: (stream, text) => current?.output.write(stream, text),
+    display: (item) => current?.display(item),
+    stdin: () => {
+      // Like a pipe: the first read gets everything, later reads get end-of-file.
+      const text = stdin;
+      stdin = "";
+      return text;
+    },
+    setTimer: (id, ms) => {
+      timers.set(
+        id,
+        setTimeout(() => {
+          timers.delete(id);
+          due.push(id);
+          wake?.();
+        }, ms),
+      );
+    },
+    clearTimer: (id) => {
+      clearTimeout(timers.get(id));
+      timers.delete(id);
+    },
+  });
+  const prelude = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, "polybox:prelude"));
+  const fire = ctx.getProp(prelude, "fire");
+  const setEnv = ctx.getProp(prelude, "setEnv");
+  const inspect = ctx.getProp(prelude, "inspect");
+  const exitSignal = ctx.getProp(prelude, "exitSignal");
+
+  const describe = (handle: QuickJSHandle): string => {
+    const r = ctx.callFunction(inspect, ctx.undefined, handle);
+    if (r.error) {
+      r.error.dispose();
+      return "[uninspectable value]";
+    }
+    const text = ctx.getString(r.value);
+    r.value.dispose();
+    return text;
+  };
+
+  /** Turns a thrown guest value into an outcome: process.exit, a limit, or an uncaught error. */
+  const failure = (error: QuickJSHandle, run: RunContext): EngineOutcome => {
+    try {
+      if (ctx.eq(error, exitSignal)) {
+        const code = ctx.getProp(exitSignal, "code");
+        const n = ctx.typeof(code) === "number" ? ctx.getNumber(code) : 0;
+        code.dispose();
+        return { exitCode: n, value: null };
+      }
+      const text = describe(error);
+      if (/^InternalError: interrupted/.test(text) && Date.now() >= run.deadline) {
+        return { exitCode: 124, value: null, status: "timeout" };
+      }
+      if (/^InternalError: out of memory/.test(text)) {
+        return { exitCode: 137, value: null, status: "memory_limit" };
+      }
+      if (!run.stopRequested) run.output.write("stderr", `Uncaught ${text}\n`);
+      return { exitCode: 1, value: null };
+    } finally {
+      error.dispose();
+    }
+  };
+
+  const nextTimer = (deadline: number) =>
+    new Promise<void>((resolve) => {
+      const guard = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      wake = () => {
+        clearTimeout(guard);
+        resolve();
+      };
+      if (due.length > 0) wake();
+    }).finally(() => {
+      wake = null;
+    });
+
+  const drainJobs = (run: RunContext): QuickJSHandle | null => {
+    const jobs = runtime.executePendingJobs();
+    if (jobs.error) return jobs.error;
+    while (due.length > 0) {
+      const id = due.shift()!;
+      const r = ctx.callFunction(fire, ctx.undefined, ctx.newNumber(id));
+      if (r.error) return r.error;
+      r.value.dispose();
+      const more = runtime.executePendingJobs();
+      if (more.error) return more.error;
+      if (Date.now() >= run.deadline) break;
+    }
+    return null;
+  };
+
+  return {
+    applyFiles(request: RunRequest) {
+      fs.quotaBytes = request.limits.workspaceQuotaBytes;
+      return mirror.apply(request.sync, request.fullSync);
+    },
+    collectFiles: () => mirror.collect(),
+    interrupt() {
+      // The interrupt handler reads `stopRequested`; nothing else to do here.
+    },
+    async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
+      current = run;
+      stdin = request.stdin;
+      fs.quotaHit = false;
+      runtime.setMemoryLimit(request.limits.memoryMb * MB);
+      runtime.setInterruptHandler(() => Date.now() >= run.deadline || run.stopRequested);
+      const env = ctx.newString(JSON.stringify(request.env));
+      ctx.callFunction(setEnv, ctx.undefined, env).dispose();
+      env.dispose();
+      try {
+        let source = request.code;
+        if (stripTypes) {
+          const stripped = stripTypes(source);
+          if ("error" in stripped) {
+            run.output.write("stderr", `${stripped.error}\n`);
+            return { exitCode: 1, value: null };
+          }
+          source = stripped.code;
+        }
+        const evaluated = ctx.evalCode(
+          rewriteImports(source),
+          stripTypes ? "main.ts" : "main.js",
+          EVAL_FLAG_ASYNC,
+        );
+        if (evaluated.error) return failure(evaluated.error, run);
+        const promise = evaluated.value;
+        try {
+          const outcome = await settle(promise, run);
+          if (fs.quotaHit && !outcome.status) {
+            return { ...outcome, status: "workspace_limit" };
+          }
+          return outcome;
+        } finally {
+          promise.dispose();
+        }
+      } finally {
+        for (const timer of timers.values()) clearTimeout(timer);
+        timers.clear();
+        due.length = 0;
+        current = null;
+      }
+    },
+  };
+
+  /** Runs jobs and timers until the script's promise settles and no timer is left. */
+  async function settle(promise: QuickJSHandle, run: RunContext): Promise<EngineOutcome> {
+    for (;;) {
+      const thrown = drainJobs(run);
+      if (thrown) return failure(thrown, run);
+      const state = ctx.getPromiseState(promise);
+      if (state.type === "rejected") return failure(state.error, run);
+      if (state.type === "fulfilled" && timers.size === 0 && due.length === 0) {
+        const value = ctx.getProp(state.value, "value");
+        state.value.dispose();
+        const text = ctx.typeof(value) === "undefined" ? null : describe(value);
+        value.dispose();
+        return { exitCode: 0, value: text };
+      }
+      if (state.type === "fulfilled") state.value.dispose();
+      if (state.type === "pending" && timers.size === 0 && due.length === 0) {
+        run.output.write(
+          "stderr",
+          "Uncaught Error: top-level await never settled (nothing left to wait for)\n",
+        );
+        return { exitCode: 1, value: null };
+      }
+      if (Date.now() >= run.deadline) return { exitCode: 124, value: null, status: "timeout" };
+      await nextTimer(run.deadline);
+    }
+  }
+}
+
+interface HostHooks {
+  out(stream: "stdout" | "stderr", text: string): void;
+  display(item: Display): void;
+  stdin(): string;
+  setTimer(id: number, ms: number): void;
+  clearTimer(id: number): void;
+}
+
+/** Installs `__polybox`, the only host functions the prelude (and so the guest) can reach. */
+function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
+  const host = ctx.newObject();
+  const fn = (name: string, impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined) => {
+    const handle = ctx.newFunction(name, impl);
+    ctx.setProp(host, name, handle);
+    handle.dispose();
+  };
+  const guestError = (e: unknown) => {
+    const err = e instanceof FsError ? e : new FsError("EIO", String(e));
+    return ctx.newError({ name: "Error", message: err.message });
+  };
+
+  fn("out", (stream, text) => {
+    const s = ctx.getString(stream!);
+    hooks.out(s === "stderr" ? "stderr" : "stdout", ctx.getString(text!));
+    return undefined;
+  });
+  fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("display", (mime, text, data) => {
+    const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
+    if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);
+    else if (data && ctx.typeof(data) === "object")
+      item.data = new Uint8Array(ctx.getArrayBuffer(data).value.slice());
+    hooks.display(item);
+    return undefined;
+  });
+  fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
+  fn("decode", (bytes) => ctx.newString(decoder.decode(ctx.getArrayBuffer(bytes!).value)));
+  fn("setTimer", (id, ms) => {
+    hooks.setTimer(ctx.getNumber(id!), Math.max(0, Math.min(ctx.getNumber(ms!), 2 ** 31 - 1)));
+    return undefined;
+  });
+  fn("clearTimer", (id) => {
+    hooks.clearTimer(ctx.getNumber(id!));
+    return undefined;
+  });
+  fn("fs", (opHandle, argsHandle) => {
+    const op = ctx.getString(opHandle!);
+    const args = JSON.parse(ctx.getString(argsHandle!)) as unknown[];
+    try {
+      return ctx.newString(JSON.stringify({ ok: fsOp(fs, op, args) ?? null }));
+    } catch (e) {
+      const err = e instanceof FsError ? e : new FsError("EIO", String(e));
+      return ctx.newString(JSON.stringify({ error: { code: err.code, message: err.message } }));
+    }
+  });
+  fn("readBytes", (pathHandle) => {
+    const path = ctx.getString(pathHandle!);
+    try {
+      const data = fs.read(fs.resolve(path), path);
+      return ctx.newArrayBuffer(data.slice().buffer);
+    } catch (e) {
+      throw guestError(e);
+    }
+  });
+  fn("writeBytes", (pathHandle, dataHandle, appendHandle) => {
+    const path = ctx.getString(pathHandle!);
+    const bytes = new Uint8Array(ctx.getArrayBuffer(dataHandle!).value.slice());
+    try {
+      const rel = fs.resolve(path);
+      const append = ctx.dump(appendHandle!) === true;
+      const prior = append && fs.exists(rel) ? fs.read(rel, path) : new Uint8Array(0);
+      const next = new Uint8Array(prior.length + bytes.length);
+      next.set(prior);
+      next.set(bytes, prior.length);
+      fs.write(rel, next, path);
+    } catch (e) {
+      throw guestError(e);
+    }
+    return undefined;
+  });
+  ctx.setProp(ctx.global, "__polybox", host);
+  host.dispose();
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function fsOp(fs: MemFs, op: string, args: unknown[]): unknown {
+  const path = String(args[0]);
+  const rel = fs.resolve(path);
+  switch (op) {
+    case "readText":
+      return decoder.decode(fs.read(rel, path));
+    case "writeText": {
+      const text = encoder.encode(String(args[1]));
+      const prior = args[2] && fs.exists(rel) ? fs.read(rel, path) : new Uint8Array(0);
+      const next = new Uint8Array(prior.length + text.length);
+      next.set(prior);
+      next.set(text, prior.length);
+      fs.write(rel, next, path);
+      return null;
+    }
+    case "exists":
+      return fs.exists(rel);
+    case "readdir":
+      return fs.readdir(rel, path);
+    case "mkdir":
+      fs.mkdir(rel, Boolean(args[1]), path);
+      return null;
+    case "rm":
+      fs.rm(rel, Boolean(args[1]), Boolean(args[2]), path);
+      return null;
+    case "unlink":
+      if (fs.stat(rel, path).type === "dir")
+        throw new FsError("EISDIR", `illegal operation on a directory, unlink '${path}'`);
+      fs.rm(rel, false, false, path);
+      return null;
+    case "stat":
+      return fs.stat(rel, path);
+    case "rename": {
+      const to = String(args[1]);
+      const data = fs.read(rel, path);
+      fs.write(fs.resolve(to), data, to);
+      fs.rm(rel, false, false, path);
+      return null;
+    }
+    default:
+      throw new FsError("ENOSYS", `fs operation ${op} is not supported`);
+  }
+}

@@ -1,0 +1,185 @@
+// Trusted side: a Runtime is a fleet of engine host processes (one per tenant, and warm ones) and the policy that
+// applies to every sandbox using it: default limits, ceilings, permissions. Most programs need
+// one; `Sandbox.create()` without a runtime uses a shared default that starts on first use and
+// does not keep the program alive when idle.
+
+import {
+  defaultPoolSizes,
+  type Isolation,
+  type NativeInterpreters,
+  type OsJailStatus,
+  type PoolSizes,
+  type RuntimeOptions,
+} from "./core/config.js";
+import { PolyboxError } from "./core/errors.js";
+import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./core/limits.js";
+import { type LogFn, stderrLog } from "./core/log.js";
+import { PackageResolver } from "./core/packages.js";
+import {
+  type EngineKind,
+  provideDefaultRuntime,
+  type RunHost,
+  type SandboxRuntime,
+} from "./core/run-host.js";
+import { sweepStaleTempDirs } from "./core/tmp.js";
+import type { Permissions } from "./core/types.js";
+import { PYODIDE_DIR } from "./supervisor/assets.js";
+import { HostFleet } from "./supervisor/fleet.js";
+import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";
+import { sandboxExecAvailable, sandboxExecWrapper } from "./supervisor/jail/macos.js";
+import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
+import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
+
+export class Runtime implements SandboxRuntime {
+  readonly limits: Readonly<Limits>;
+  readonly maxLimits: Readonly<Limits>;
+  readonly permissions: Readonly<Required<Permissions>>;
+  readonly pool: Readonly<PoolSizes>;
+  /** @internal The engine host processes, one per tenant, and the warm ones. */
+  readonly fleet: HostFleet;
+  /** @internal */
+  readonly log: LogFn;
+  /** @internal */
+  readonly packages: PackageResolver;
+  /** Which engines this runtime offers (see `Isolation`). */
+  readonly isolation: Isolation;
+  /** L3 for the WASM engine host on Linux: whether it is on, and what it is or why not. */
+  readonly osJail: OsJailStatus | undefined;
+  private readonly nativeOptions: { interpreters: NativeInterpreters };
+  private nativeHost: NativeHost | null = null;
+  private readonly closers = new Set<() => Promise<void>>();
+  private closed = false;
+
+  private constructor(options: RuntimeOptions, snapshot: string | null, cacheDir: string) {
+    this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, {
+      ...DEFAULT_MAX_LIMITS,
+      ...options.maxLimits,
+    });
+    this.limits = resolveLimits(DEFAULT_LIMITS, options.limits, this.maxLimits);
+    this.permissions = {
+      net: [...(options.permissions?.net ?? [])],
+      read: [...(options.permissions?.read ?? [])],
+      env: [...(options.permissions?.env ?? [])],
+    };
+    this.pool = { ...defaultPoolSizes(), ...options.pool };
+    this.packages = new PackageResolver({
+      sources: [...(options.pythonPackages ?? [])],
+      allowNet: this.permissions.net,
+      cacheDir,
+      pyodideDir: PYODIDE_DIR,
+    });
+    const launcher = launcherReport();
+    const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;
+    this.isolation = options.isolation ?? (launcher.available ? "auto" : "wasm");
+    if (this.isolation !== "wasm" && !launcher.available) {
+      throw new PolyboxError(
+        "ISOLATION_UNAVAILABLE",
+        `isolation "${this.isolation}" needs the native launcher: ${launcher.detail}`,
+      );
+    }
+    this.osJail = jailHost
+      ? { active: true, detail: launcher.detail }
+      : process.platform === "linux"
+        ? {
+            active: false,
+            detail: launcher.available ? "turned off (osJail: false)" : launcher.detail,
+          }
+        : undefined;
+    this.nativeOptions = { interpreters: options.nativeInterpreters ?? {} };
+    if (this.isolation !== "wasm") checkInterpreters(this.nativeOptions.interpreters);
+    this.log = options.log ?? stderrLog;
+    this.fleet = new HostFleet(
+      {
+        wrapDepth: jailHost ? 2 : 0,
+        memoryMb: this.limits.memoryMb,
+        pythonSnapshot: snapshot,
+        wrap: jailHost
+          ? linuxJailWrapper(snapshot ? [snapshot] : [])
+          : sandboxExecAvailable()
+            ? sandboxExecWrapper
+            : (command, args) => [command, args],
+        log: this.log,
+      },
+      this.pool,
+      {
+        budgetMb: options.poolBudgetMb ?? 1024,
+        idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000,
+      },
+    );
+  }
+
+  static async create(options: RuntimeOptions = {}): Promise<Runtime> {
+    // What an earlier polybox process left behind when it died (workspaces included) goes now.
+    sweepStaleTempDirs();
+    const cacheDir = options.cacheDir ?? defaultCacheDir();
+    const snapshot =
+      options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir, options.log);
+    const runtime = new Runtime(options, snapshot, cacheDir);
+    runtime.fleet.start();
+    return runtime;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** @internal Registers something to close with the runtime (its sandboxes). */
+  track(close: () => Promise<void>): () => void {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    this.closers.add(close);
+    return () => this.closers.delete(close);
+  }
+
+  /** Closes every sandbox of this runtime and stops its engine host. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Engine processes go first, so that a run in flight ends now instead of holding its
+    // sandbox's close (and so the whole shutdown) until its own timeout.
+    const engines = Promise.all([this.fleet.close(), this.nativeHost?.close()]);
+    await Promise.allSettled([...this.closers].map((c) => c()));
+    await engines;
+  }
+
+  /** @internal */
+  hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost {
+    return engine === "native"
+      ? this.native.forSandbox(tenant, workspaceQuotaBytes)
+      : this.fleet.forTenant();
+  }
+
+  /** @internal The native engines (one jail per sandbox), started on first use. */
+  get native(): NativeHost {
+    if (this.isolation === "wasm")
+      throw new PolyboxError(
+        "ISOLATION_UNAVAILABLE",
+        'native engines are off: this runtime was made with isolation "wasm"',
+      );
+    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters, this.log);
+    return this.nativeHost;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+let shared: Promise<Runtime> | null = null;
+
+/** The runtime used when none is given; created on first use. */
+function defaultRuntime(): Promise<Runtime> {
+  shared ??= Runtime.create().catch((error: unknown) => {
+    shared = null;
+    throw error;
+  });
+  return shared;
+}
+
+provideDefaultRuntime(defaultRuntime);
+
+/** Closes the default runtime, if it was started (for programs that want a clean exit). */
+export async function shutdown(): Promise<void> {
+  const current = shared;
+  shared = null;
+  if (current) await (await current).close();
+}

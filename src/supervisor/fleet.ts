@@ -1,0 +1,251 @@
+// Trusted side: the engine host processes of one runtime. The process is the wall between
+// tenants: every sandbox, and every one-shot run, gets an engine host of its own (jailed on
+// Linux), and the host dies with it, so no guest ever shares a process, a realm, a
+// BroadcastChannel or a worker pool with another tenant's code. Starting a host costs a Node
+// start and an interpreter boot, so the fleet keeps warm hosts per language, started ahead of
+// need one at a time and within a memory budget, and hands one out when a tenant first runs code.
+
+import type { EngineHostConfig, PoolSizes } from "../core/config.js";
+import { PolyboxError } from "../core/errors.js";
+import type { OutputFn, RunHost } from "../core/run-host.js";
+import type { EngineLanguage, EngineResult, HostStats, RunRequest } from "../protocol/messages.js";
+import { EngineHost } from "./wasm-host.js";
+
+/** Resident memory of one idle host with one interpreter, in MiB (Node itself, then per engine). */
+const HOST_MB = 45;
+const INTERPRETER_MB: Record<EngineLanguage, number> = {
+  python: 90,
+  javascript: 12,
+  typescript: 40,
+  bash: 25,
+  ruby: 110,
+  wasm: 10,
+};
+
+export interface FleetPolicy {
+  /** Warm hosts may not use more than this (estimated), across languages. */
+  budgetMb: number;
+  /** After this long without a claim, warm hosts shrink to one per language. */
+  idleShrinkMs: number;
+}
+
+export interface FleetStats {
+  /** Warm hosts ready to be claimed, per language. */
+  warm: Partial<Record<EngineLanguage, number>>;
+  /** Hosts serving a tenant now. */
+  claimed: number;
+}
+
+type Base = Omit<EngineHostConfig, "pool">;
+
+export class HostFleet {
+  private readonly warm = new Map<EngineLanguage, EngineHost[]>();
+  private readonly claimed = new Set<EngineHost>();
+  private refilling = false;
+  private closed = false;
+  private lastClaim = Date.now();
+  private shrunk = false;
+  private readonly shrinkTimer: NodeJS.Timeout;
+
+  constructor(
+    private readonly base: Base,
+    private readonly sizes: PoolSizes,
+    private readonly policy: FleetPolicy,
+  ) {
+    this.shrinkTimer = setInterval(
+      () => this.shrinkIfIdle(),
+      Math.min(30_000, Math.max(50, policy.idleShrinkMs / 4)),
+    );
+    this.shrinkTimer.unref();
+  }
+
+  /** Starts warming hosts in the background. */
+  start(): void {
+    void this.refill();
+  }
+
+  /** A RunHost for one tenant: it claims its own engine host on first use. */
+  forTenant(): TenantHost {
+    return new TenantHost(this);
+  }
+
+  /** @internal An engine host for one tenant, warm for `language` when one is ready. */
+  async claim(language: EngineLanguage): Promise<EngineHost> {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    this.lastClaim = Date.now();
+    this.shrunk = false;
+    const host = this.takeWarm(language) ?? this.newHost(language);
+    this.claimed.add(host);
+    void this.refill();
+    try {
+      await host.start(true);
+    } catch (error) {
+      this.claimed.delete(host);
+      throw error;
+    }
+    return host;
+  }
+
+  /** Ends a tenant's host; it is never handed to anyone else. */
+  async release(host: EngineHost): Promise<void> {
+    this.claimed.delete(host);
+    await host.close();
+  }
+
+  stats(): FleetStats {
+    const warm: FleetStats["warm"] = {};
+    for (const [language, hosts] of this.warm) warm[language] = hosts.length;
+    return { warm, claimed: this.claimed.size };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.shrinkTimer);
+    const all = [...this.claimed, ...[...this.warm.values()].flat()];
+    this.warm.clear();
+    this.claimed.clear();
+    await Promise.all(all.map((h) => h.close()));
+  }
+
+  private takeWarm(language: EngineLanguage): EngineHost | undefined {
+    const hosts = this.warm.get(language);
+    // Hosts still booting are in the list too: waiting for one beats starting another.
+    return hosts?.shift();
+  }
+
+  private newHost(language: EngineLanguage): EngineHost {
+    return new EngineHost({ ...this.base, pool: { [language]: 1 } });
+  }
+
+  private target(language: EngineLanguage): number {
+    return this.shrunk ? Math.min(1, this.sizes[language]) : this.sizes[language];
+  }
+
+  private estimatedMb(): number {
+    let total = 0;
+    for (const [language, hosts] of this.warm)
+      total += hosts.length * (HOST_MB + INTERPRETER_MB[language]);
+    return total;
+  }
+
+  private shrinkIfIdle(): void {
+    // Idle means no claim for a while and no host starting (a slow start is not idleness).
+    if (this.shrunk || this.refilling || Date.now() - this.lastClaim < this.policy.idleShrinkMs)
+      return;
+    this.shrunk = true;
+    for (const [language, hosts] of this.warm)
+      for (const extra of hosts.splice(this.target(language))) void extra.close();
+  }
+
+  /** Starts warm hosts one at a time until every language has its share or the budget is used. */
+  private async refill(): Promise<void> {
+    if (this.refilling || this.closed) return;
+    this.refilling = true;
+    try {
+      for (;;) {
+        const language = (Object.keys(this.sizes) as EngineLanguage[]).find(
+          (l) =>
+            (this.warm.get(l)?.length ?? 0) < this.target(l) &&
+            this.estimatedMb() + HOST_MB + INTERPRETER_MB[l] <= this.policy.budgetMb,
+        );
+        if (!language || this.closed) break;
+        const host = this.newHost(language);
+        const hosts = this.warm.get(language) ?? [];
+        this.warm.set(language, hosts);
+        hosts.push(host);
+        try {
+          await host.start();
+        } catch (error) {
+          const i = hosts.indexOf(host);
+          if (i >= 0) hosts.splice(i, 1);
+          void host.close();
+          if (!this.closed)
+            this.base.log?.(
+              "warn",
+              `could not start a warm ${language} engine host`,
+              String(error),
+            );
+          break;
+        }
+        if (this.closed) await host.close();
+      }
+    } finally {
+      this.refilling = false;
+    }
+  }
+}
+
+/**
+ * The RunHost of one tenant (a sandbox, or a one-shot run): its own engine host process, claimed
+ * from the fleet on first use and ended by `close()`. If the process dies the next run starts a
+ * new one (and the generation tells the sandbox that interpreter state is gone).
+ */
+export class TenantHost implements RunHost {
+  private host: Promise<EngineHost> | null = null;
+  private current: EngineHost | null = null;
+  private closed = false;
+
+  constructor(private readonly fleet: HostFleet) {}
+
+  get generation(): number {
+    return this.current?.generation ?? 0;
+  }
+
+  /** How many times this tenant's engine host died and was replaced. */
+  get restarts(): number {
+    return this.current?.restarts ?? 0;
+  }
+
+  /** The engine host's pid on this machine, once it has one. */
+  get pid(): number | null {
+    return this.current?.pid ?? null;
+  }
+
+  async start(language: EngineLanguage = "javascript"): Promise<void> {
+    await this.claim(language);
+  }
+
+  async run(
+    session: string | null,
+    language: EngineLanguage,
+    request: RunRequest,
+    output: OutputFn,
+    signal?: AbortSignal,
+  ): Promise<EngineResult> {
+    const host = await this.claim(language);
+    return host.run(session, language, request, output, signal);
+  }
+
+  dispose(session: string): void {
+    this.current?.dispose(session);
+  }
+
+  /** What the tenant's engine host holds now (interpreters, sessions, memory). */
+  async stats(): Promise<HostStats & { pid: number }> {
+    if (!this.current) throw new PolyboxError("ENGINE_FAILED", "the engine host is not started");
+    return this.current.stats();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const host = await this.host?.catch(() => null);
+    if (host) await this.fleet.release(host);
+  }
+
+  private claim(language: EngineLanguage): Promise<EngineHost> {
+    if (this.closed) return Promise.reject(new PolyboxError("SANDBOX_CLOSED", "closed"));
+    if (!this.host) {
+      this.host = this.fleet.claim(language);
+      this.host.then(
+        (h) => {
+          this.current = h;
+        },
+        () => {
+          this.host = null;
+        },
+      );
+    }
+    return this.host;
+  }
+}

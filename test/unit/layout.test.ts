@@ -1,0 +1,111 @@
+// The tree is the map of the trust boundary (docs/architecture.md, "Layout"). These tests keep
+// the map true: no import cycle and no import across the boundary the wrong way (the rules in
+// .dependency-cruiser.cjs), a public type surface that shows no internals, and dependencies
+// declared exactly as used.
+
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+  files: string[];
+};
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string };
+}
+
+describe("layout", () => {
+  it("has no import cycle and no import across the trust boundary the wrong way", () => {
+    const out = execFileSync(
+      path.join(root, "node_modules/.bin/depcruise"),
+      ["src", "--config", ".dependency-cruiser.cjs", "--output-type", "json"],
+      { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+    );
+    const report = JSON.parse(out) as {
+      summary: { violations: Violation[]; totalCruised: number };
+    };
+    expect(report.summary.totalCruised).toBeGreaterThan(50);
+    const found = report.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+    expect(found).toEqual([]);
+  });
+
+  it("the rules do catch a forbidden import", () => {
+    // A rule set that matched nothing would pass the test above whatever the tree looked like.
+    const out = execFileSync(
+      path.join(root, "node_modules/.bin/depcruise"),
+      [
+        "src/cli/doctor.ts",
+        "--config",
+        ".dependency-cruiser.cjs",
+        "--output-type",
+        "json",
+        "--validate",
+        ".dependency-cruiser.cjs",
+      ],
+      { cwd: root, encoding: "utf8" },
+    );
+    const cruised = JSON.parse(out) as {
+      modules: { source: string; dependencies: { resolved: string }[] }[];
+    };
+    const doctor = cruised.modules.find((m) => m.source === "src/cli/doctor.ts");
+    expect(doctor?.dependencies.some((d) => d.resolved.startsWith("src/supervisor/"))).toBe(true);
+    const rules = readFileSync(path.join(root, ".dependency-cruiser.cjs"), "utf8");
+    for (const name of ["trusted-not-into-guest", "guest-not-into-trusted", "no-folder-cycle"])
+      expect(rules).toContain(`name: "${name}"`);
+  });
+
+  it("the public types reach only core, the runtime and the message shapes", () => {
+    const reached = new Set<string>();
+    const queue = [path.join(root, "dist/index.d.ts")];
+    while (queue.length > 0) {
+      const file = queue.pop()!;
+      if (reached.has(file)) continue;
+      reached.add(file);
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/(?:from|import\()\s*"(\.[^"]+)"/g))
+        queue.push(path.join(path.dirname(file), m[1]!.replace(/\.js$/, ".d.ts")));
+    }
+    const rel = [...reached].map((f) => path.relative(path.join(root, "dist"), f));
+    expect(
+      rel.filter((f) => !/^(index|runtime|core\/[\w-]+|protocol\/messages)\.d\.ts$/.test(f)),
+    ).toEqual([]);
+    // Members marked @internal are stripped: an embedder cannot reach the fleet or the hosts.
+    const runtime = readFileSync(path.join(root, "dist/runtime.d.ts"), "utf8");
+    expect(runtime).toMatch(/class Runtime/);
+    expect(runtime).not.toMatch(/\bfleet\b|\bhostFor\b|\bnative\b\s*\(/);
+  });
+
+  it("declares every package it imports and imports every package it declares", () => {
+    const imported = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith(".ts"))
+          for (const m of readFileSync(p, "utf8").matchAll(
+            /(?:from|import\(|import\.meta\.resolve\()\s*"(?!\.|node:)((?:@[\w.-]+\/)?[\w.-]+)[^"]*"/g,
+          ))
+            imported.add(m[1]!);
+      }
+    };
+    walk(path.join(root, "src"));
+    const declared = Object.keys(pkg.dependencies);
+    expect([...imported].filter((name) => !declared.includes(name)).sort()).toEqual([]);
+    // @wasmer/sdk waits for its role (an engine for WASIX programs and Wasmer packages).
+    expect(declared.filter((name) => !imported.has(name) && name !== "@wasmer/sdk")).toEqual([]);
+  });
+
+  it("ships only files that exist", () => {
+    for (const entry of pkg.files) {
+      const base = entry.split("*")[0]!;
+      expect(existsSync(path.join(root, base)), entry).toBe(true);
+    }
+  });
+});
