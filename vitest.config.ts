@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Memory tests measure what is retained, after a full collection.
+    execArgv: ["--expose-gc"],
     maxWorkers: 2,
     reporters: ["default", "json"],
     outputFile: { json: "test-results.json" },

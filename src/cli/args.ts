@@ -7,6 +7,7 @@
 import path from "node:path";
 import { parseDuration, parseSize } from "../core/limits.js";
 import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
+import { LANGUAGES, type Language } from "../protocol/languages.js";
 
 export type Command = "mcp" | "serve" | "run" | "doctor" | "warmup" | "help" | "version";
 
@@ -48,8 +49,8 @@ export interface Flags {
   nativeNode?: string;
 }
 
-const POOL_LANGUAGES = ["python", "javascript", "typescript", "bash", "ruby", "wasm"] as const;
-type PoolLanguage = (typeof POOL_LANGUAGES)[number];
+const POOL_LANGUAGES = LANGUAGES;
+type PoolLanguage = Language;
 
 export interface ParsedArgs {
   command: Command;

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { LANGUAGE_INFO, LANGUAGES, type Language } from "../protocol/languages.js";
 import { launcherReport } from "../supervisor/jail/launcher.js";
 import { isolationLayers, type LayerReport } from "../supervisor/jail/layers.js";
 import { permissionFlag } from "../supervisor/jail/permissions.js";
@@ -88,14 +89,19 @@ async function engineChecks(): Promise<Check[]> {
       };
     }
   };
-  return [
-    file("python", assets && path.join(assets.PYODIDE_DIR, "pyodide.asm.wasm"), "Pyodide"),
-    file("javascript", assets?.QUICKJS_WASM, "QuickJS"),
-    pkg("typescript", "amaro", "amaro type stripping (runs in QuickJS)"),
-    pkg("bash", "just-bash", "just-bash"),
-    file("ruby", assets?.rubyWasmPath(), "CRuby 3.4 from ruby.wasm (@ruby/3.4-wasm-wasi)"),
-    pkg("wasm", "@bjorn3/browser_wasi_shim", "WASI preview 1 modules on an in-memory WASI shim"),
-  ];
+  // A Record over the language table: a new language does not compile until doctor checks it.
+  const checks: Record<Language, () => Check> = {
+    python: () =>
+      file("python", assets && path.join(assets.PYODIDE_DIR, "pyodide.asm.wasm"), "Pyodide"),
+    javascript: () => file("javascript", assets?.QUICKJS_WASM, "QuickJS"),
+    typescript: () => pkg("typescript", "amaro", "amaro type stripping (runs in QuickJS)"),
+    bash: () => pkg("bash", "just-bash", "just-bash"),
+    ruby: () =>
+      file("ruby", assets?.rubyWasmPath(), "CRuby 3.4 from ruby.wasm (@ruby/3.4-wasm-wasi)"),
+    wasm: () =>
+      pkg("wasm", "@bjorn3/browser_wasi_shim", "WASI preview 1 modules on an in-memory WASI shim"),
+  };
+  return LANGUAGES.map((l) => checks[l]());
 }
 
 function nativeChecks(): Check[] {
@@ -111,16 +117,19 @@ function nativeChecks(): Check[] {
         : `no cgroup limits (${launcher.cgroup}); rlimits and the workspace tmpfs still apply`,
   });
   for (const [name, p] of [
-    ["python3", "/usr/bin/python3"],
+    ["python", "/usr/bin/python3"],
     ["bash", "/bin/bash"],
     ["node", process.execPath],
   ] as const) {
+    const runs = LANGUAGES.filter((l) => LANGUAGE_INFO[l].native === name).join(", ");
     checks.push(
       existsSync(p)
-        ? { name, ok: true, detail: `native ${name}: ${p}` }
-        : { name, ok: false, detail: `native ${name} not found at ${p}` },
+        ? { name, ok: true, detail: `${p} (runs ${runs})` }
+        : { name, ok: false, detail: `${p} not found (needed for ${runs})` },
     );
   }
+  const wasmOnly = LANGUAGES.filter((l) => LANGUAGE_INFO[l].native === null);
+  checks.push({ name: "wasm only", ok: true, detail: `${wasmOnly.join(", ")}: no native engine` });
   return checks;
 }
 

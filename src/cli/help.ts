@@ -1,12 +1,29 @@
 // CLI: the --help text. Every flag with its default, grouped by what it controls, so that the
-// help is the quickest reference to the defaults the code applies.
+// help is the quickest reference to the defaults the code applies. Languages come from the
+// language table (src/protocol/languages.ts).
 
-export const HELP = `polybox — run untrusted Python, JavaScript, TypeScript and Bash in WebAssembly sandboxes
+import {
+  knownExtensions,
+  LANGUAGE_INFO,
+  LANGUAGES,
+  languageTitles,
+} from "../protocol/languages.js";
+
+function languageLines(): string {
+  return LANGUAGES.map((l) => {
+    const info = LANGUAGE_INFO[l];
+    const names = [l, ...info.aliases].join(", ");
+    const native = info.native ? "" : " (WebAssembly only)";
+    return `  ${names.padEnd(28)}${info.extensions.join(" ")}: ${info.engine}${native}`;
+  }).join("\n");
+}
+
+export const HELP = `polybox — run untrusted code in sandboxes: ${languageTitles()}
 
 Usage:
   polybox mcp [flags]                 MCP server over stdio (for Claude Desktop and other clients)
   polybox serve [flags]               MCP server over Streamable HTTP at http://HOST:PORT/mcp
-  polybox run [flags] FILE            run a file; language from the extension (.py .js .mjs .ts .sh .rb)
+  polybox run [flags] FILE            run a file; language from the extension (${knownExtensions()})
   polybox run [flags] APP.wasm [-- ARGS]  run a WASI preview 1 module with arguments
   polybox run [flags] --lang L -e CODE
   polybox doctor [--json]             engines found, Node version, isolation layers on this machine
@@ -59,10 +76,13 @@ HTTP (serve):
                                 tokens each session is a client and its sandboxes close with it
 
 Run:
-  --lang=L, -l L                python, javascript, typescript, bash, ruby or wasm
+  --lang=L, -l L                ${LANGUAGES.join(", ")} (or an alias below)
   --eval=CODE, -e CODE          code to run instead of a FILE
   --file=HOST[:PATH]            put a host file or directory in the workspace (at PATH, default
                                 its own name); repeatable; it must lie under an --allow-read path
+
+Languages (name and aliases, extensions, engine):
+${languageLines()}
 
 Values: sizes like 512M, 1G, 64k; durations like 30s, 5m, 1500ms, 2h.
 `;

@@ -8,42 +8,29 @@ import path from "node:path";
 import { PolyboxError } from "../core/errors.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
 import { run } from "../core/sandbox.js";
-import { LANGUAGES, type Language } from "../core/types.js";
 import { HostFiles } from "../core/upload.js";
+import {
+  knownExtensions,
+  LANGUAGES,
+  type Language,
+  languageNamed,
+  languageOfExtension,
+} from "../protocol/languages.js";
 import { Runtime } from "../runtime.js";
 import { type Flags, UsageError } from "./args.js";
 import { runtimeOptions } from "./options.js";
 
-const BY_EXTENSION: Record<string, string> = {
-  ".py": "python",
-  ".js": "javascript",
-  ".mjs": "javascript",
-  ".cjs": "javascript",
-  ".ts": "typescript",
-  ".mts": "typescript",
-  ".sh": "bash",
-  ".bash": "bash",
-  ".rb": "ruby",
-  ".wasm": "wasm",
-};
-
 export function languageOf(file: string | undefined, lang: string | undefined): Language {
-  const wanted = lang ?? (file ? BY_EXTENSION[path.extname(file).toLowerCase()] : undefined);
-  if (wanted === undefined) {
-    throw new UsageError(
-      `cannot tell the language of "${file}" from its extension (.py .js .mjs .ts .sh .rb .wasm); pass --lang=L`,
-    );
+  if (lang !== undefined) {
+    const named = languageNamed(lang);
+    if (named) return named;
+    throw new UsageError(`unsupported language "${lang}"; supported: ${LANGUAGES.join(", ")}`);
   }
-  if (!(LANGUAGES as readonly string[]).includes(wanted)) {
-    const later =
-      wanted === "typescript"
-        ? " (TypeScript is not available in this build; run it as .js if it has no types)"
-        : "";
-    throw new UsageError(
-      `unsupported language "${wanted}"${later}; supported: ${LANGUAGES.join(", ")}`,
-    );
-  }
-  return wanted as Language;
+  const byExtension = file ? languageOfExtension(path.extname(file)) : undefined;
+  if (byExtension) return byExtension;
+  throw new UsageError(
+    `cannot tell the language of "${file}" from its extension (${knownExtensions()}); pass --lang=L`,
+  );
 }
 
 export async function runCommand(flags: Flags): Promise<number> {

@@ -12,10 +12,8 @@ import type { Limits } from "./limits.js";
 import type { PackageResolver } from "./packages.js";
 import type { Permissions } from "./types.js";
 
-/** @internal */
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
 
-/** @internal */
 export interface RunHost {
   /** Changes whenever the process behind this host was replaced (interpreter state is gone). */
   readonly generation: number;

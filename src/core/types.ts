@@ -1,11 +1,10 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
-import { type EngineStatus, RUN_STATUSES } from "../protocol/messages.js";
+import { type EngineStatus, RUN_STATUSES } from "../protocol/schemas.js";
 import type { Limits } from "./limits.js";
 
-export const LANGUAGES = ["python", "javascript", "typescript", "bash", "ruby", "wasm"] as const;
-export type Language = (typeof LANGUAGES)[number];
+export { LANGUAGES, type Language } from "../protocol/languages.js";
 
 /**
  * How a run ended. `ok` and `error` are the guest's doing (exit code 0 or not); the rest name the

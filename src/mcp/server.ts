@@ -4,6 +4,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type Caller, LANGUAGES, PolyboxError, type SandboxService } from "../index.js";
+import { LANGUAGE_INFO } from "../protocol/languages.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
 import { fileTools } from "./tools/files.js";
@@ -41,7 +42,7 @@ export interface McpServerOptions {
   version: string;
 }
 
-const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.join(", ")} (wasm: a WASI module in the workspace).
+const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.map((l) => `${l} (${LANGUAGE_INFO[l].engine})`).join(", ")}.
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
 To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
 Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.`;

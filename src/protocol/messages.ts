@@ -1,38 +1,24 @@
 // The only code both sides of the trust boundary import: the messages that cross between the
 // server (trusted) and the engine host (untrusted), and between the engine host and its workers.
 // Everything here is structured-clone data: no functions, no class instances, no shared realm.
-// The trusted side validates every message it receives with `validate.ts` before acting on it.
+// What the untrusted side sends back is defined as zod schemas in schemas.ts (their types are
+// re-exported here); the trusted side validates every message it receives with them.
 
-export type EngineLanguage = "python" | "javascript" | "typescript" | "bash" | "ruby" | "wasm";
-/** Languages only the WebAssembly engines run (native mode has no interpreter for them). */
-export type WasmOnlyLanguage = "ruby" | "wasm";
-export const WASM_ONLY_LANGUAGES: readonly WasmOnlyLanguage[] = ["ruby", "wasm"];
+import { type Language, WASM_ONLY_LANGUAGES, type WasmOnlyLanguage } from "./languages.js";
+import type {
+  Display,
+  EngineResult,
+  EngineStatus,
+  FileBlob,
+  FileSync,
+  HostEvent,
+  HostStats,
+} from "./schemas.js";
 
-/** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
-export const RUN_STATUSES = [
-  "ok",
-  "error",
-  "timeout",
-  "memory_limit",
-  "output_limit",
-  "workspace_limit",
-  "cancelled",
-] as const;
-export type EngineStatus = (typeof RUN_STATUSES)[number];
+export type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent, HostStats };
 
-/** One file crossing the boundary, as bytes, with the mtime the trusted side holds for it. */
-export interface FileBlob {
-  path: string;
-  data: Uint8Array;
-  mtimeMs: number;
-}
-
-/** Files to bring an interpreter's private copy of the workspace up to date, or back from it. */
-export interface FileSync {
-  files: FileBlob[];
-  dirs: string[];
-  removed: string[];
-}
+export type EngineLanguage = Language;
+export { WASM_ONLY_LANGUAGES, type WasmOnlyLanguage };
 
 export interface RunLimits {
   timeoutMs: number;
@@ -61,31 +47,6 @@ export interface WheelBlob {
   installDir: "site" | "dynlib";
 }
 
-export interface EngineResult {
-  status: EngineStatus;
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  value: string | null;
-  truncated: boolean;
-  message?: string;
-  /** Set by the engine host when the interpreter was replaced and its state is gone. */
-  stateLost?: boolean;
-  changes: FileSync;
-  /** Rich values the guest passed to `display()`, in order. */
-  displays: Display[];
-}
-
-/**
- * One `display()` call: a text rendering an LLM can read, plus the rich form when there is one
- * (image bytes, HTML, JSON text).
- */
-export interface Display {
-  mimeType: string;
-  text: string;
-  data?: Uint8Array | string;
-}
-
 // ---- server → engine host ------------------------------------------------------------------
 
 /** The engine host's command-line configuration (one JSON argument). */
@@ -111,25 +72,6 @@ export type HostRequest =
   | { type: "dispose"; session: string }
   | { type: "ping"; id: number }
   | { type: "stats"; id: number };
-
-// ---- engine host → server ------------------------------------------------------------------
-
-export interface HostStats {
-  workers: number;
-  pooled: Partial<Record<EngineLanguage, number>>;
-  sessions: number;
-  rssBytes: number;
-  heapUsedBytes: number;
-}
-
-export type HostEvent =
-  | { type: "ready"; pid: number; node: string }
-  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
-  | { type: "result"; id: number; result: EngineResult }
-  | { type: "failed"; id: number; message: string }
-  | { type: "pong"; id: number }
-  | { type: "stats"; id: number; stats: HostStats }
-  | { type: "log"; level: "info" | "warn" | "error"; message: string };
 
 // ---- engine host ↔ worker ------------------------------------------------------------------
 

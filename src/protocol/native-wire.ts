@@ -1,17 +1,15 @@
 // The messages between the trusted side and the agent inside a native jail: one JSON object per
 // line. Bytes (file contents, wheels, images) travel as base64 under a `$b64` key.
 
-import type { EngineLanguage, EngineResult, RunRequest } from "./messages.js";
+import type { EngineLanguage, RunRequest } from "./messages.js";
+import type { AgentEvent } from "./schemas.js";
 
 export type ToAgent =
   | { type: "run"; id: number; language: EngineLanguage; request: RunRequest }
   | { type: "cancel"; id: number };
 
-export type FromAgent =
-  | { type: "ready" }
-  | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
-  | { type: "result"; id: number; result: EngineResult }
-  | { type: "log"; message: string };
+/** What the agent sends: its schema (schemas.ts) is what the trusted side checks it against. */
+export type FromAgent = AgentEvent;
 
 export function encode(message: unknown): string {
   // `this[key]` is the value before toJSON: a Buffer would otherwise arrive as a number array.
@@ -21,7 +19,16 @@ export function encode(message: unknown): string {
   })}\n`;
 }
 
+/** One line's message, or undefined when it is not JSON (the caller validates its shape). */
 export function decode(line: string): unknown {
+  try {
+    return parseLine(line);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLine(line: string): unknown {
   return JSON.parse(line, (_key, value: unknown) => {
     if (
       value &&

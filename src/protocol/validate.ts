@@ -1,96 +1,56 @@
-// Trusted side's gate for everything the engine host sends. The host runs next to guest code, so
-// a message from it is treated like input from the network: shape, types and sizes are checked,
-// and anything that does not fit is dropped or turned into an error result, never acted on.
+// Trusted side's gate for everything the untrusted side sends: the engine host's events, the
+// native agent's, and the results both carry. Such a message is treated like input from the
+// network: its shape is checked against the schemas in schemas.ts, then the run's own limits are
+// applied again (output, file changes, displays), and anything that does not fit is dropped or
+// turned into an error result, never acted on.
 
+import type { z } from "zod";
 import { limitMessage } from "./limit-messages.js";
+import type { RunLimits } from "./messages.js";
 import {
+  type AgentEvent,
+  AgentEventSchema,
   type Display,
   type EngineResult,
-  type EngineStatus,
-  type FileBlob,
-  type FileSync,
+  EngineResultSchema,
   type HostEvent,
-  RUN_STATUSES,
-  type RunLimits,
-} from "./messages.js";
+  HostEventSchema,
+  type HostStats,
+  HostStatsSchema,
+} from "./schemas.js";
 
-const STATUSES = new Set<EngineStatus>(RUN_STATUSES);
+export { isSafeRelativePath, MAX_NAME_BYTES } from "./schemas.js";
+
 const MAX_VALUE_CHARS = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 4096;
+const MAX_DISPLAY_TEXT = 64 * 1024;
+/** Bytes of display data one run may send at all; the trusted side's budget is smaller still. */
+const MAX_DISPLAY_DATA_TOTAL = 16 * 1024 * 1024;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
-const isString = (v: unknown): v is string => typeof v === "string";
-const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> | null {
+  const r = schema.safeParse(raw);
+  return r.success ? r.data : null;
+}
 
+/** An engine host event of a known shape, or null. */
 export function validateHostEvent(raw: unknown): HostEvent | null {
-  if (!isObject(raw) || !isString(raw.type)) return null;
-  switch (raw.type) {
-    case "ready":
-      return isInt(raw.pid) && isString(raw.node) ? (raw as HostEvent) : null;
-    case "output":
-      return isInt(raw.id) &&
-        (raw.stream === "stdout" || raw.stream === "stderr") &&
-        isString(raw.text)
-        ? (raw as HostEvent)
-        : null;
-    case "result":
-      return isInt(raw.id) && isObject(raw.result) ? (raw as HostEvent) : null;
-    case "failed":
-      return isInt(raw.id) && isString(raw.message)
-        ? { type: "failed", id: raw.id, message: raw.message.slice(0, MAX_MESSAGE_CHARS) }
-        : null;
-    case "pong":
-      return isInt(raw.id) ? (raw as HostEvent) : null;
-    case "stats":
-      return isInt(raw.id) && isObject(raw.stats) ? (raw as HostEvent) : null;
-    case "log":
-      return isString(raw.message)
-        ? { type: "log", level: "warn", message: raw.message.slice(0, MAX_MESSAGE_CHARS) }
-        : null;
-    default:
-      return null;
-  }
+  const event = parsed(HostEventSchema, raw);
+  if (event?.type === "log" || event?.type === "failed")
+    return { ...event, message: event.message.slice(0, MAX_MESSAGE_CHARS) };
+  return event;
 }
 
-/** Longest file name a host file system takes (bytes per path component). */
-export const MAX_NAME_BYTES = 255;
-/** The range a JavaScript Date (and so `fs.utimes`) accepts. */
-const MAX_TIME_MS = 8.64e15;
-
-/** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL, names a host can store. */
-export function isSafeRelativePath(p: unknown): p is string {
-  if (!isString(p) || p.length === 0 || p.length > 4096 || p.includes("\0") || p.includes("\\"))
-    return false;
-  if (p.startsWith("/")) return false;
-  return p
-    .split("/")
-    .every(
-      (part) =>
-        part !== "" && part !== "." && part !== ".." && Buffer.byteLength(part) <= MAX_NAME_BYTES,
-    );
+/** A native agent event of a known shape, or null. */
+export function validateAgentEvent(raw: unknown): AgentEvent | null {
+  const event = parsed(AgentEventSchema, raw);
+  if (event?.type === "log")
+    return { ...event, message: event.message.slice(0, MAX_MESSAGE_CHARS) };
+  return event;
 }
 
-function validateChanges(raw: unknown): FileSync | null {
-  if (
-    !isObject(raw) ||
-    !Array.isArray(raw.files) ||
-    !Array.isArray(raw.dirs) ||
-    !Array.isArray(raw.removed)
-  )
-    return null;
-  const files: FileBlob[] = [];
-  for (const f of raw.files as unknown[]) {
-    if (!isObject(f) || !isSafeRelativePath(f.path) || !(f.data instanceof Uint8Array)) return null;
-    if (
-      typeof f.mtimeMs !== "number" ||
-      !Number.isFinite(f.mtimeMs) ||
-      Math.abs(f.mtimeMs) > MAX_TIME_MS
-    )
-      return null;
-    files.push({ path: f.path, data: f.data, mtimeMs: f.mtimeMs });
-  }
-  if (!raw.dirs.every(isSafeRelativePath) || !raw.removed.every(isSafeRelativePath)) return null;
-  return { files, dirs: raw.dirs as string[], removed: raw.removed as string[] };
+/** An engine host's answer to `stats`, or null. */
+export function validateStats(raw: unknown): HostStats | null {
+  return parsed(HostStatsSchema, raw);
 }
 
 function capText(text: string, maxBytes: number): { text: string; cut: boolean } {
@@ -134,67 +94,54 @@ export function validateResult(
     typeof runLimits === "number"
       ? { maxOutputBytes: runLimits, workspaceQuotaBytes: Number.POSITIVE_INFINITY }
       : runLimits;
-  const { maxOutputBytes } = limits;
-  const bad = (why: string): EngineResult =>
-    failedResult(`the engine sent an invalid result (${why}); it was discarded`);
-  if (!isObject(raw)) return bad("not an object");
-  const { status, stdout, stderr, exitCode, value, truncated, message, stateLost } = raw;
-  if (!isString(status) || !STATUSES.has(status as EngineStatus)) return bad("unknown status");
-  if (!isString(stdout) || !isString(stderr)) return bad("output is not text");
-  if (!isInt(exitCode)) return bad("exit code is not an integer");
-  if (value !== null && !isString(value)) return bad("value is not text");
-  let changes = validateChanges(raw.changes);
-  if (!changes) return bad("file changes are malformed");
+  const checked = EngineResultSchema.safeParse(raw);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const where = issue?.path.length ? issue.path.slice(0, 4).join(".") : "the result";
+    return failedResult(
+      `the engine sent an invalid result (${where}: ${issue?.code ?? "malformed"}); it was discarded`,
+    );
+  }
+  const result = checked.data;
+  let changes = result.changes;
   let over: string | undefined;
   const changedBytes = changes.files.reduce((sum, f) => sum + f.data.length, 0);
   if (changedBytes > limits.workspaceQuotaBytes) {
     over = limitMessage(
       "workspace_limit",
-      limits as RunLimits,
+      { timeoutMs: 0, memoryMb: 0, ...limits },
       `the run's files came to ${changedBytes} bytes; its file changes were discarded`,
     );
     changes = { files: [], dirs: [], removed: [] };
   }
-  const displays = validateDisplays(raw.displays);
-  if (!displays) return bad("displays are malformed");
-  const out = capText(stdout, maxOutputBytes);
-  const err = capText(stderr, maxOutputBytes);
+  const displays = capDisplays(result.displays);
+  if (!displays)
+    return failedResult("the engine sent an invalid result (displays too large); it was discarded");
+  const out = capText(result.stdout, limits.maxOutputBytes);
+  const err = capText(result.stderr, limits.maxOutputBytes);
   return {
-    status: over ? "workspace_limit" : (status as EngineStatus),
+    status: over ? "workspace_limit" : result.status,
     stdout: out.text,
     stderr: err.text,
-    exitCode: over && exitCode === 0 ? 1 : exitCode,
-    value: over || value === null ? null : (value as string).slice(0, MAX_VALUE_CHARS),
-    truncated: truncated === true || out.cut || err.cut,
+    exitCode: over && result.exitCode === 0 ? 1 : result.exitCode,
+    value: over || result.value === null ? null : result.value.slice(0, MAX_VALUE_CHARS),
+    truncated: result.truncated || out.cut || err.cut,
     ...(over
       ? { message: over }
-      : isString(message)
-        ? { message: message.slice(0, MAX_MESSAGE_CHARS) }
+      : result.message !== undefined
+        ? { message: result.message.slice(0, MAX_MESSAGE_CHARS) }
         : {}),
-    ...(stateLost === true ? { stateLost: true } : {}),
+    ...(result.stateLost === true ? { stateLost: true } : {}),
     changes,
     displays,
   };
 }
 
-const MAX_DISPLAY_TEXT = 64 * 1024;
-/** Bytes of display data one run may send at all; the trusted side's budget is smaller still. */
-const MAX_DISPLAY_DATA_TOTAL = 16 * 1024 * 1024;
-
-function validateDisplays(raw: unknown): Display[] | null {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw) || raw.length > 100) return null;
-  const out: Display[] = [];
+/** Display texts cut to size; null when their data is more than any run may send. */
+function capDisplays(displays: readonly Display[]): Display[] | null {
   let dataBytes = 0;
-  for (const d of raw as unknown[]) {
-    if (
-      !isObject(d) ||
-      !isString(d.mimeType) ||
-      !/^[\w.+-]+\/[\w.+-]+$/.test(d.mimeType) ||
-      !isString(d.text)
-    )
-      return null;
-    if (d.data !== undefined && !isString(d.data) && !(d.data instanceof Uint8Array)) return null;
+  const out: Display[] = [];
+  for (const d of displays) {
     dataBytes += d.data === undefined ? 0 : d.data.length;
     if (dataBytes > MAX_DISPLAY_DATA_TOTAL) return null;
     out.push({

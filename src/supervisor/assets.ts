@@ -43,8 +43,12 @@ export function rubyWasmPath(): string | null {
   }
 }
 
-/** The engine packages the engine host loads; everything they depend on comes along. */
+/**
+ * The packages the engine host loads, everything they depend on coming along: the engines, and
+ * zod, with which the host checks what its workers send (src/protocol/schemas.ts).
+ */
 const ENGINE_PACKAGES = [
+  "zod",
   "pyodide",
   "quickjs-emscripten",
   "just-bash",

@@ -9,7 +9,7 @@ import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import type { OutputFn, RunHost } from "../core/run-host.js";
 import type { EngineLanguage, EngineResult, HostStats, RunRequest } from "../protocol/messages.js";
-import { EngineHost } from "./wasm-host.js";
+import { WasmHost } from "./wasm-host.js";
 
 /** Resident memory of one idle host with one interpreter, in MiB (Node itself, then per engine). */
 const HOST_MB = 45;
@@ -39,8 +39,8 @@ export interface FleetStats {
 type Base = Omit<EngineHostConfig, "pool">;
 
 export class HostFleet {
-  private readonly warm = new Map<EngineLanguage, EngineHost[]>();
-  private readonly claimed = new Set<EngineHost>();
+  private readonly warm = new Map<EngineLanguage, WasmHost[]>();
+  private readonly claimed = new Set<WasmHost>();
   private refilling = false;
   private closed = false;
   private lastClaim = Date.now();
@@ -70,7 +70,7 @@ export class HostFleet {
   }
 
   /** @internal An engine host for one tenant, warm for `language` when one is ready. */
-  async claim(language: EngineLanguage): Promise<EngineHost> {
+  async claim(language: EngineLanguage): Promise<WasmHost> {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
     this.lastClaim = Date.now();
     this.shrunk = false;
@@ -87,7 +87,7 @@ export class HostFleet {
   }
 
   /** Ends a tenant's host; it is never handed to anyone else. */
-  async release(host: EngineHost): Promise<void> {
+  async release(host: WasmHost): Promise<void> {
     this.claimed.delete(host);
     await host.close();
   }
@@ -107,14 +107,14 @@ export class HostFleet {
     await Promise.all(all.map((h) => h.close()));
   }
 
-  private takeWarm(language: EngineLanguage): EngineHost | undefined {
+  private takeWarm(language: EngineLanguage): WasmHost | undefined {
     const hosts = this.warm.get(language);
     // Hosts still booting are in the list too: waiting for one beats starting another.
     return hosts?.shift();
   }
 
-  private newHost(language: EngineLanguage): EngineHost {
-    return new EngineHost({ ...this.base, pool: { [language]: 1 } });
+  private newHost(language: EngineLanguage): WasmHost {
+    return new WasmHost({ ...this.base, pool: { [language]: 1 } });
   }
 
   private target(language: EngineLanguage): number {
@@ -181,8 +181,8 @@ export class HostFleet {
  * new one (and the generation tells the sandbox that interpreter state is gone).
  */
 export class TenantHost implements RunHost {
-  private host: Promise<EngineHost> | null = null;
-  private current: EngineHost | null = null;
+  private host: Promise<WasmHost> | null = null;
+  private current: WasmHost | null = null;
   private closed = false;
 
   constructor(private readonly fleet: HostFleet) {}
@@ -233,7 +233,7 @@ export class TenantHost implements RunHost {
     if (host) await this.fleet.release(host);
   }
 
-  private claim(language: EngineLanguage): Promise<EngineHost> {
+  private claim(language: EngineLanguage): Promise<WasmHost> {
     if (this.closed) return Promise.reject(new PolyboxError("SANDBOX_CLOSED", "closed"));
     if (!this.host) {
       this.host = this.fleet.claim(language);

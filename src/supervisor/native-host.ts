@@ -16,16 +16,12 @@ import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { type LogFn, stderrLog } from "../core/log.js";
+import type { OutputFn, RunHost } from "../core/run-host.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
-import {
-  decode,
-  encode,
-  type FromAgent,
-  readLines,
-  type ToAgent,
-} from "../protocol/native-wire.js";
-import { failedResult, validateResult } from "../protocol/validate.js";
+import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";
+import { failedResult, validateAgentEvent } from "../protocol/validate.js";
 import { DIST_DIR } from "./assets.js";
+import { GuestChannel } from "./channel.js";
 import {
   GUEST_EXEC_PATH,
   type JailStatus,
@@ -38,35 +34,15 @@ import {
 
 const AGENT_MAIN = path.join(DIST_DIR, "guest", "native-agent", "agent.js");
 const MIB = 1024 * 1024;
-/** Past a run's own deadline, how long the agent gets to answer before the jail is killed. */
-const BACKSTOP_MS = 5_000;
+/** Past a run's deadline, how long the agent may take to start it, then to stop it. */
+const RUN_GRACE_MS = 3_000;
+const BACKSTOP_MS = 2_000;
 
-type Output = (stream: "stdout" | "stderr", text: string) => void;
-
-/** What a sandbox needs of whatever runs its code (the WASM engine host has the same shape). */
-export interface RunHost {
-  readonly generation: number;
-  start(): Promise<void>;
-  run(
-    session: string | null,
-    language: EngineLanguage,
-    request: RunRequest,
-    output: Output,
-    signal?: AbortSignal,
-  ): Promise<EngineResult>;
-  dispose(session: string): void;
-}
-
-interface InFlight {
-  resolve: (result: EngineResult) => void;
-  output: Output;
-  limits: RunRequest["limits"];
-  /** Live output accepted so far, up to the cap: kept if the jail dies mid-run. */
-  seen: { stdout: string; stderr: string };
-  backstop: NodeJS.Timeout;
-  detach: () => void;
-}
-
+/**
+ * Beyond its files (base64, 4/3 of their bytes), the most text an honest result line carries:
+ * two output streams at the largest output cap, a value, display data, each JSON-escaped.
+ */
+const MAX_RESULT_TEXT_CHARS = 32 * MIB;
 const MAX_JAIL_STDERR_BYTES = 64 * 1024;
 /** Processes and threads one jail may hold (its agent's and interpreters' threads included). */
 const PIDS_PER_JAIL = 256;
@@ -84,8 +60,6 @@ function maxJails(): number {
   }
   return Math.max(1, Math.floor(pidMax / 2 / PIDS_PER_JAIL));
 }
-const MAX_MALFORMED = 64;
-const MAX_LOG_LINES = 100;
 
 /** A host path as the jail must see it: real (links resolved), and its directory bound in. */
 function interpreterPath(configured: string | undefined, fallback: string): string {
@@ -120,8 +94,7 @@ export function checkInterpreters(interpreters: NativeInterpreters): void {
 class Jail {
   private readonly child: ChildProcess;
   private readonly ready: Promise<void>;
-  private readonly inFlight = new Map<number, InFlight>();
-  private nextId = 1;
+  private readonly channel: GuestChannel;
   private status: JailStatus | null = null;
   dead: string | null = null;
 
@@ -129,9 +102,18 @@ class Jail {
     interpreters: Required<NativeInterpreters>,
     quotaBytes: number,
     private readonly log: LogFn,
+    agentMain: string,
   ) {
+    this.channel = new GuestChannel({
+      peer: "a native jail's agent",
+      kill: () => this.kill(),
+      cancel: (id) => this.send({ type: "cancel", id }),
+      log,
+      runGraceMs: RUN_GRACE_MS,
+      backstopMs: BACKSTOP_MS,
+    });
     const quotaMb = Math.ceil(quotaBytes / MIB) + 1;
-    const outside = Object.values(interpreters)
+    const outside = [...Object.values(interpreters), agentMain]
       .filter((p) => !/^\/(usr|bin|sbin|lib)\//.test(p))
       .map((p) => path.dirname(p));
     const args = jailArgs(
@@ -154,7 +136,7 @@ class Jail {
       [
         interpreters.node,
         "--max-old-space-size=256",
-        AGENT_MAIN,
+        agentMain,
         JSON.stringify({ ...interpreters, guestExec: GUEST_EXEC_PATH }),
       ],
     );
@@ -179,20 +161,15 @@ class Jail {
       readLines(
         this.child.stdout!,
         (line) => {
-          let message: FromAgent;
-          try {
-            message = decode(line) as FromAgent;
-          } catch {
-            if (++this.malformed > MAX_MALFORMED) this.misbehaved("sent malformed messages");
-            return;
-          }
-          if (message?.type === "ready") resolve();
-          else this.onMessage(message);
+          const message = validateAgentEvent(decode(line));
+          if (!message) this.channel.malformed();
+          else if (message.type === "ready") resolve();
+          else this.channel.receive(message);
         },
         {
           // The largest honest frame is a result carrying a full workspace, base64-encoded.
-          maxChars: Math.ceil(quotaBytes * 1.4) + 64 * MIB,
-          onOverflow: () => this.misbehaved("sent a line longer than any honest message"),
+          maxChars: Math.ceil(quotaBytes * 1.4) + MAX_RESULT_TEXT_CHARS,
+          onOverflow: () => this.channel.misbehaved("sent a line longer than any honest message"),
         },
       );
       this.child.once("error", (error) => reject(error));
@@ -202,11 +179,7 @@ class Jail {
           this.status?.error ?? `the native jail exited (${signal ?? `exit code ${code}`})`;
         this.dead = why;
         reject(new PolyboxError("ENGINE_FAILED", `cannot start a native jail: ${why}`));
-        for (const [id, f] of [...this.inFlight])
-          this.finish(id, {
-            ...failedResult(`the native jail ended during the run: ${why}`),
-            ...f.seen,
-          });
+        this.channel.fail(`the native jail ended during the run: ${why}`);
       });
     });
     this.ready.catch(() => undefined);
@@ -219,79 +192,18 @@ class Jail {
   async run(
     language: EngineLanguage,
     request: RunRequest,
-    output: Output,
+    output: OutputFn,
     signal?: AbortSignal,
   ): Promise<EngineResult> {
     await this.ready;
     if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      const backstop = setTimeout(() => {
-        this.kill();
-        this.finish(id, failedResult("the native jail stopped answering and was killed"));
-      }, request.limits.timeoutMs + BACKSTOP_MS);
-      const cancel = () => this.send({ type: "cancel", id });
-      this.inFlight.set(id, {
-        resolve,
-        output,
-        limits: request.limits,
-        seen: { stdout: "", stderr: "" },
-        backstop,
-        detach: () => signal?.removeEventListener("abort", cancel),
-      });
-      this.send({ type: "run", id, language, request });
-      if (signal?.aborted) cancel();
-      else signal?.addEventListener("abort", cancel, { once: true });
-    });
+    return this.channel.run(request.limits, output, signal, (id) =>
+      this.send({ type: "run", id, language, request }),
+    );
   }
 
   private send(message: ToAgent): void {
     if (!this.dead && this.child.stdin?.writable) this.child.stdin.write(encode(message));
-  }
-
-  private onMessage(message: FromAgent): void {
-    switch (message?.type) {
-      case "output": {
-        // Attributed to a run in flight and never past what that run may print: the agent runs
-        // next to guest code and may be lying.
-        const f = this.inFlight.get(message.id);
-        const { stream, text } = message;
-        if (!f || (stream !== "stdout" && stream !== "stderr") || typeof text !== "string") break;
-        const room = f.limits.maxOutputBytes - f.seen[stream].length;
-        if (room <= 0) break;
-        const kept = text.length > room ? text.slice(0, room) : text;
-        f.seen[stream] += kept;
-        f.output(stream, kept);
-        break;
-      }
-      case "result": {
-        const f = this.inFlight.get(message.id);
-        if (f) this.finish(message.id, validateResult(message.result, f.limits));
-        break;
-      }
-      case "log":
-        if (typeof message.message === "string" && this.logged++ < MAX_LOG_LINES)
-          this.log("warn", "native agent (untrusted)", message.message.slice(0, 2000));
-        break;
-    }
-  }
-
-  private malformed = 0;
-  private logged = 0;
-
-  /** The agent broke the protocol as no honest agent does: the jail is killed. */
-  private misbehaved(why: string): void {
-    this.log("warn", `a native jail's agent ${why}; the jail was killed`);
-    this.kill();
-  }
-
-  private finish(id: number, result: EngineResult): void {
-    const f = this.inFlight.get(id);
-    if (!f) return;
-    f.detach();
-    clearTimeout(f.backstop);
-    this.inFlight.delete(id);
-    f.resolve(result);
   }
 
   kill(): void {
@@ -313,9 +225,11 @@ export class NativeHost {
   private readonly maxJails = maxJails();
   private closed = false;
 
+  /** `agentMain`: the agent program the jails run (another one only to test this side). */
   constructor(
     interpreters: NativeInterpreters,
     private readonly log: LogFn = stderrLog,
+    private readonly agentMain: string = AGENT_MAIN,
   ) {
     this.interpreters = {
       python: interpreterPath(interpreters.python, "/usr/bin/python3"),
@@ -339,7 +253,7 @@ export class NativeHost {
           `at most ${this.maxJails} native sandboxes may be open at once on this machine (each may hold ${PIDS_PER_JAIL} processes, and together they may use half of kernel.pid_max); close one first`,
         );
       }
-      const fresh = new Jail(this.interpreters, quotaBytes, this.log);
+      const fresh = new Jail(this.interpreters, quotaBytes, this.log, this.agentMain);
       this.jails.set(key, { jail: fresh, generation });
       return fresh;
     };

@@ -7,19 +7,19 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
+import type { OutputFn } from "../core/run-host.js";
 import { makeTempDirSync } from "../core/tmp.js";
-import { limitMessage } from "../protocol/limit-messages.js";
 import type {
   EngineLanguage,
   EngineResult,
   HostConfig,
-  HostEvent,
   HostRequest,
   HostStats,
   RunRequest,
 } from "../protocol/messages.js";
-import { failedResult, validateHostEvent, validateResult } from "../protocol/validate.js";
+import { validateHostEvent, validateStats } from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
+import { GuestChannel } from "./channel.js";
 import { engineHostNodeArgs } from "./jail/permissions.js";
 
 const toRemoveOnExit = new Set<string>();
@@ -46,43 +46,15 @@ const BACKSTOP_MS = 3_000;
  */
 export const RUN_GRACE_MS = 3_000;
 
-type Output = (stream: "stdout" | "stderr", text: string) => void;
-
-interface InFlight {
-  resolve: (result: EngineResult) => void;
-  output: Output;
-  limits: RunRequest["limits"];
-  /** Live output accepted so far, per stream, up to the cap (the host may be the guest's). */
-  seen: { stdout: string; stderr: string };
-  /** Characters the host sent past the cap (an honest host sends none). */
-  overflow: number;
-  backstop: NodeJS.Timeout;
-  /** Removes what the run added to the caller's AbortSignal. */
-  detach: () => void;
-}
-
 /** How long `stats()` waits for the host to answer. */
 const STATS_TIMEOUT_MS = 5_000;
 /** Bytes of the host's own stderr passed on to the server's log per host process. */
 const MAX_HOST_STDERR_BYTES = 64 * 1024;
-/**
- * What an honest host never does, and how much of it is tolerated before the host is killed:
- * output past a run's cap (the host's own relay stops at it), messages for runs that are not in
- * flight (late output after a cancel is the only honest case), and messages that fail validation.
- */
-const SLACK_CHARS = 64 * 1024;
-const MAX_UNATTRIBUTED_CHARS = 4 * 1024 * 1024;
-const MAX_MALFORMED = 64;
-/** Log messages from one host process that reach the server's log. */
-const MAX_HOST_LOG_LINES = 100;
-
-export class EngineHost {
+export class WasmHost {
   private child: ChildProcess | null = null;
   private tmpDir: string | null = null;
   private started: Promise<ChildProcess> | null = null;
-  private readonly inFlight = new Map<number, InFlight>();
-  private readonly waiters = new Map<number, (event: HostEvent) => void>();
-  private nextId = 1;
+  private readonly channel: GuestChannel;
   private lastPong = Date.now();
   private pinger: NodeJS.Timeout | null = null;
   private closed = false;
@@ -90,9 +62,18 @@ export class EngineHost {
   generation = 0;
   restarts = 0;
 
-  constructor(private readonly config: EngineHostConfig) {}
+  constructor(private readonly config: EngineHostConfig) {
+    this.channel = new GuestChannel({
+      peer: "the engine host",
+      kill: () => this.kill(),
+      cancel: (id) => this.sendNow({ type: "cancel", id }),
+      ...(config.log ? { log: config.log } : {}),
+      runGraceMs: RUN_GRACE_MS,
+      backstopMs: BACKSTOP_MS,
+      onSettled: () => this.idleUnref(),
+    });
+  }
 
-  /** Starts the host now rather than on the first run (so pools warm up early). */
   /**
    * Starts the host now rather than on the first run. `keepAlive`: someone is waiting for it, so
    * the program must not exit meanwhile (a warm host started in the background must not hold it).
@@ -117,40 +98,21 @@ export class EngineHost {
   }
 
   private idleUnref(): void {
-    if (this.inFlight.size === 0 && this.waiting === 0) this.unref();
+    if (this.channel.size === 0 && this.waiting === 0) this.unref();
   }
 
   async run(
     session: string | null,
     language: EngineLanguage,
     request: RunRequest,
-    output: Output,
+    output: OutputFn,
     signal?: AbortSignal,
   ): Promise<EngineResult> {
     const child = await this.started_(true);
-    const id = this.nextId++;
-    return new Promise<EngineResult>((resolve) => {
-      // Armed before the request leaves: a host that never answers still ends the run.
-      const backstop = setTimeout(
-        () => this.onOverdue(id),
-        request.limits.timeoutMs + RUN_GRACE_MS,
-      );
-      const cancel = () => this.send(child, { type: "cancel", id });
-      this.inFlight.set(id, {
-        resolve,
-        output,
-        limits: request.limits,
-        seen: { stdout: "", stderr: "" },
-        overflow: 0,
-        backstop,
-        detach: () => signal?.removeEventListener("abort", cancel),
-      });
-      this.ref();
-      this.send(child, { type: "run", id, session, language, request });
-      // An abort may already have happened during the caller's own awaits; it still counts.
-      if (signal?.aborted) cancel();
-      else signal?.addEventListener("abort", cancel, { once: true });
-    });
+    this.ref();
+    return this.channel.run(request.limits, output, signal, (id) =>
+      this.send(child, { type: "run", id, session, language, request }),
+    );
   }
 
   dispose(session: string): void {
@@ -159,20 +121,12 @@ export class EngineHost {
 
   async stats(): Promise<HostStats & { pid: number }> {
     const child = await this.ensure();
-    const id = this.nextId++;
-    let timer: NodeJS.Timeout | undefined;
-    const event = await new Promise<HostEvent>((resolve) => {
-      this.waiters.set(id, resolve);
-      timer = setTimeout(() => {
-        this.waiters.delete(id);
-        resolve({ type: "log", level: "error", message: "no answer" });
-      }, STATS_TIMEOUT_MS);
-      this.send(child, { type: "stats", id });
-    });
-    clearTimeout(timer);
-    if (event.type !== "stats")
-      throw new PolyboxError("PROTOCOL_ERROR", "the engine host sent no stats");
-    return { ...event.stats, pid: child.pid ?? -1 };
+    const stats = await this.channel.ask(
+      (id) => this.send(child, { type: "stats", id }),
+      validateStats,
+      STATS_TIMEOUT_MS,
+    );
+    return { ...stats, pid: child.pid ?? -1 };
   }
 
   /** The engine host's own pid on this machine (inside a jail, below the launcher and its init). */
@@ -257,16 +211,17 @@ export class EngineHost {
         ),
       );
       child.on("message", (raw: unknown) => {
+        if (this.child !== child) return;
         const event = validateHostEvent(raw);
-        if (!event) {
-          if (++this.malformed > MAX_MALFORMED) this.misbehaved("sent malformed messages");
-          return;
-        }
-        if (event.type === "ready") {
+        if (!event) this.channel.malformed();
+        else if (event.type === "ready") {
           this.lastPong = Date.now();
           this.startPinger(child);
           resolve(child);
-        } else this.onEvent(event);
+        } else if (event.type === "pong") this.lastPong = Date.now();
+        else if (event.type === "stats")
+          this.channel.receive({ type: "answer", id: event.id, payload: event.stats });
+        else this.channel.receive(event);
       });
       child.once("exit", (code, signal) => {
         reject(
@@ -281,125 +236,9 @@ export class EngineHost {
     });
   }
 
-  private onEvent(event: HostEvent): void {
-    switch (event.type) {
-      case "output": {
-        // A message for a run of this host's tenant, never beyond what that run may print.
-        const f = this.inFlight.get(event.id);
-        if (!f) {
-          this.unattributed += event.text.length;
-          if (this.unattributed > MAX_UNATTRIBUTED_CHARS)
-            this.misbehaved("sent output for runs that are not in flight");
-          break;
-        }
-        const room = f.limits.maxOutputBytes - f.seen[event.stream].length;
-        if (event.text.length > room) {
-          f.overflow += event.text.length - Math.max(0, room);
-          if (f.overflow > SLACK_CHARS) {
-            this.finish(event.id, {
-              ...failedResult(limitMessage("output_limit", f.limits)!),
-              status: "output_limit",
-              truncated: true,
-              ...f.seen,
-            });
-            this.misbehaved("sent output past a run's cap");
-            break;
-          }
-          if (room <= 0) break;
-        }
-        const text = event.text.length > room ? event.text.slice(0, room) : event.text;
-        f.seen[event.stream] += text;
-        f.output(event.stream, text);
-        break;
-      }
-      case "result": {
-        const stopping = this.stopping.get(event.id);
-        if (stopping) {
-          clearTimeout(stopping);
-          this.stopping.delete(event.id);
-        }
-        const f = this.inFlight.get(event.id);
-        if (!f) break;
-        const result = validateResult(event.result, f.limits);
-        this.finish(event.id, result);
-        break;
-      }
-      case "failed": {
-        const f = this.inFlight.get(event.id);
-        if (!f) break;
-        this.finish(event.id, failedResult(`the engine could not run this code: ${event.message}`));
-        break;
-      }
-      case "pong":
-        this.lastPong = Date.now();
-        break;
-      case "stats":
-        this.waiters.get(event.id)?.(event);
-        this.waiters.delete(event.id);
-        break;
-      case "log":
-        // Diagnostics, not data: a few per host reach the log, quoted; a flood does not.
-        if (this.logged++ < MAX_HOST_LOG_LINES)
-          this.config.log?.("warn", "engine host (untrusted)", event.message);
-        break;
-    }
-  }
-
-  private finish(id: number, result: EngineResult): void {
-    const f = this.inFlight.get(id);
-    if (!f) return;
-    clearTimeout(f.backstop);
-    f.detach();
-    this.inFlight.delete(id);
-    this.idleUnref();
-    f.resolve(result);
-  }
-
-  /**
-   * A run passed its deadline (and the grace for starting it) and the host did not end it: it
-   * ends here as `timeout`, the host is told to stop it, and a host that has not stopped it
-   * BACKSTOP_MS later is killed.
-   */
-  private onOverdue(id: number): void {
-    const f = this.inFlight.get(id);
+  private kill(): void {
     const child = this.child;
-    if (!f || !child) return;
-    this.finish(id, {
-      ...failedResult(
-        limitMessage(
-          "timeout",
-          f.limits,
-          "the engine did not stop in time; the interpreter was killed",
-        )!,
-      ),
-      status: "timeout",
-      exitCode: 124,
-      ...f.seen,
-    });
-    this.send(child, { type: "cancel", id });
-    this.stopping.set(
-      id,
-      setTimeout(() => {
-        this.stopping.delete(id);
-        this.config.log?.("warn", "the engine host did not stop an overdue run; restarting it");
-        child.kill("SIGKILL");
-      }, BACKSTOP_MS),
-    );
-  }
-
-  /** Runs ended here while the host still had them: id → the timer that kills the host. */
-  private readonly stopping = new Map<number, NodeJS.Timeout>();
-
-  private unattributed = 0;
-  private malformed = 0;
-  private logged = 0;
-
-  /** The host broke the protocol in a way no honest host does: it is killed (and restarted). */
-  private misbehaved(why: string): void {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    this.config.log?.("warn", `the engine host ${why}; it was killed`);
-    child.kill("SIGKILL");
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
 
   private onExit(child: ChildProcess, how: string): void {
@@ -407,31 +246,18 @@ export class EngineHost {
     this.stopPinger();
     this.child = null;
     this.started = null;
-    this.unattributed = 0;
-    this.malformed = 0;
-    this.logged = 0;
-    for (const timer of this.stopping.values()) clearTimeout(timer);
-    this.stopping.clear();
     this.cleanup();
     if (!this.closed) this.restarts++;
-    for (const [id, f] of [...this.inFlight]) {
-      this.finish(id, {
-        ...failedResult(
-          `the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`,
-        ),
-        // What the run printed before the host died is the guest's, and kept.
-        ...f.seen,
-      });
-    }
-    for (const w of this.waiters.values())
-      w({ type: "log", level: "error", message: "engine host died" });
-    this.waiters.clear();
+    // What a run printed before the host died is the guest's, and kept (the channel does).
+    this.channel.fail(
+      `the engine process died (${how}) and was restarted; interpreter state is lost, workspace files are kept`,
+    );
   }
 
   private startPinger(child: ChildProcess): void {
     this.stopPinger();
     this.pinger = setInterval(() => {
-      if (this.inFlight.size > 0 && Date.now() - this.lastPong > PING_TIMEOUT_MS) {
+      if (this.channel.size > 0 && Date.now() - this.lastPong > PING_TIMEOUT_MS) {
         this.config.log?.("warn", "the engine host stopped answering; restarting it");
         child.kill("SIGKILL");
         return;
@@ -444,6 +270,10 @@ export class EngineHost {
   private stopPinger(): void {
     if (this.pinger) clearInterval(this.pinger);
     this.pinger = null;
+  }
+
+  private sendNow(message: HostRequest): void {
+    if (this.child) this.send(this.child, message);
   }
 
   private send(child: ChildProcess, message: HostRequest): void {

@@ -226,7 +226,9 @@ class Interpreter {
     if (this.kind === "bash") {
       p.answer = { exitCode: Number(line), value: null, status: null, displays: [] };
     } else {
-      p.answer = decode(line) as Answer;
+      // The interpreter's driver writes this line, next to guest code: a line that is not JSON
+      // leaves the run without an answer, and its deadline ends it.
+      p.answer = (decode(line) as Answer | undefined) ?? null;
     }
     this.settle();
   }
@@ -525,7 +527,9 @@ async function finish(
 
 let queue = Promise.resolve();
 readLines(process.stdin, (line) => {
-  const message = decode(line) as ToAgent;
+  // From the trusted side: JSON of the ToAgent shape (undefined only if a line was cut).
+  const message = decode(line) as ToAgent | undefined;
+  if (message === undefined) return;
   if (message.type === "cancel") {
     running.get(message.id)?.();
     return;

@@ -2,10 +2,10 @@
 // and for the runtime to decide how to start the host. Each layer is reported with whether it is
 // active and, if not, why.
 
+import type { OsJailStatus } from "../../core/config.js";
 import { launcherReport } from "./launcher.js";
 import { sandboxExecAvailable } from "./macos.js";
 import { permissionFlag } from "./permissions.js";
-import type { OsJailStatus } from "../../core/config.js";
 
 export interface LayerReport {
   id: "L0" | "L1" | "L2" | "L3";
@@ -13,7 +13,6 @@ export interface LayerReport {
   active: boolean;
   detail: string;
 }
-
 
 export function isolationLayers(osJail: OsJailStatus = defaultOsJail()): LayerReport[] {
   return [

@@ -1,0 +1,135 @@
+// The messages the untrusted side may send to the trusted side, as zod schemas: the engine host's
+// events, the native agent's, and the run result both carry. Their TypeScript types are inferred
+// from these schemas (messages.ts re-exports them), so the type a trusted module holds is the
+// shape that was checked. Sizes are not checked here: a run's caps depend on its limits and are
+// applied afterwards, in validate.ts.
+//
+// Only the trusted side (and the engine host, which checks its own workers) loads this module;
+// guest-side engines import the types alone.
+
+import { z } from "zod";
+import { LANGUAGES } from "./languages.js";
+
+/** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
+export const RUN_STATUSES = [
+  "ok",
+  "error",
+  "timeout",
+  "memory_limit",
+  "output_limit",
+  "workspace_limit",
+  "cancelled",
+] as const;
+export type EngineStatus = (typeof RUN_STATUSES)[number];
+
+/** Longest file name a host file system takes (bytes per path component). */
+export const MAX_NAME_BYTES = 255;
+/** The range a JavaScript Date (and so `fs.utimes`) accepts. */
+const MAX_TIME_MS = 8.64e15;
+
+/** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL, names a host can store. */
+export function isSafeRelativePath(p: unknown): p is string {
+  if (
+    typeof p !== "string" ||
+    p.length === 0 ||
+    p.length > 4096 ||
+    p.includes("\0") ||
+    p.includes("\\")
+  )
+    return false;
+  if (p.startsWith("/")) return false;
+  return p
+    .split("/")
+    .every(
+      (part) =>
+        part !== "" && part !== "." && part !== ".." && Buffer.byteLength(part) <= MAX_NAME_BYTES,
+    );
+}
+
+const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "not bytes");
+const safePath = z.string().refine(isSafeRelativePath, "not a safe workspace-relative path");
+const stream = z.enum(["stdout", "stderr"]);
+
+export const FileBlobSchema = z.object({
+  path: safePath,
+  data: bytes,
+  mtimeMs: z.number().refine((t) => Number.isFinite(t) && Math.abs(t) <= MAX_TIME_MS),
+});
+
+export const FileSyncSchema = z.object({
+  files: z.array(FileBlobSchema),
+  dirs: z.array(safePath),
+  removed: z.array(safePath),
+});
+
+export const DisplaySchema = z.object({
+  mimeType: z.string().regex(/^[\w.+-]{1,127}\/[\w.+-]{1,127}$/),
+  text: z.string(),
+  data: z.union([z.string(), bytes]).optional(),
+});
+
+export const EngineResultSchema = z.object({
+  status: z.enum(RUN_STATUSES),
+  stdout: z.string(),
+  stderr: z.string(),
+  exitCode: z
+    .number()
+    .int()
+    .min(-(2 ** 31))
+    .max(2 ** 31 - 1),
+  value: z.string().nullable(),
+  truncated: z.boolean(),
+  message: z.string().optional(),
+  /** Set by the engine host when the interpreter was replaced and its state is gone. */
+  stateLost: z.boolean().optional(),
+  changes: FileSyncSchema,
+  /** Rich values the guest passed to `display()`, in order. */
+  displays: z.array(DisplaySchema).max(100).default([]),
+});
+
+const counts = z.partialRecord(z.enum(LANGUAGES), z.number().int().nonnegative());
+
+export const HostStatsSchema = z.object({
+  workers: z.number().int().nonnegative(),
+  pooled: counts,
+  sessions: z.number().int().nonnegative(),
+  rssBytes: z.number().nonnegative(),
+  heapUsedBytes: z.number().nonnegative(),
+});
+
+const output = z.object({ type: z.literal("output"), id, stream, text: z.string() });
+/** The result itself is checked apart (validateResult), so a bad one still ends its run. */
+const result = z.object({ type: z.literal("result"), id, result: z.unknown() });
+const log = z.object({
+  type: z.literal("log"),
+  level: z.enum(["info", "warn", "error"]).optional(),
+  message: z.string(),
+});
+
+/** What the WASM engine host sends over its IPC channel. */
+export const HostEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready"), pid: z.number().int(), node: z.string() }),
+  output,
+  result,
+  z.object({ type: z.literal("failed"), id, message: z.string() }),
+  z.object({ type: z.literal("pong"), id }),
+  z.object({ type: z.literal("stats"), id, stats: z.unknown() }),
+  log,
+]);
+
+/** What the agent in a native jail sends, one JSON line each. */
+export const AgentEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready") }),
+  output,
+  result,
+  log,
+]);
+
+export type FileBlob = z.infer<typeof FileBlobSchema>;
+export type FileSync = z.infer<typeof FileSyncSchema>;
+export type Display = z.infer<typeof DisplaySchema>;
+export type EngineResult = z.output<typeof EngineResultSchema>;
+export type HostStats = z.infer<typeof HostStatsSchema>;
+export type HostEvent = z.infer<typeof HostEventSchema>;
+export type AgentEvent = z.infer<typeof AgentEventSchema>;
