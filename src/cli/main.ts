@@ -4,6 +4,7 @@
 // stderr. A usage mistake exits 2; a failure to start exits 1; `run` exits with the run's code.
 
 import { isPolyboxError } from "../core/errors.js";
+import { flagHint } from "../mcp/hints.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js";
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import { doctorReport, formatDoctor, healthy } from "./doctor.js";
@@ -59,12 +60,15 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
+    const hint = isPolyboxError(error) ? flagHint(error) : undefined;
     const message =
-      error instanceof UsageError || isPolyboxError(error)
+      error instanceof UsageError
         ? error.message
-        : error instanceof Error
-          ? (error.stack ?? error.message)
-          : String(error);
+        : isPolyboxError(error)
+          ? `${error.message}${hint ? ` (${hint})` : ""}`
+          : error instanceof Error
+            ? (error.stack ?? error.message)
+            : String(error);
     process.stderr.write(`polybox: ${message}\n`);
     process.exitCode = error instanceof UsageError ? 2 : 1;
   },

@@ -26,13 +26,36 @@ export type PolyboxErrorCode =
   | "PROTOCOL_ERROR"
   | "TIMEOUT";
 
+/**
+ * What an error is about, for programs and for the adapters (MCP, CLI) that turn it into their
+ * own advice: the library names its options, never a tool or a command-line flag.
+ */
+export interface PolyboxErrorDetails {
+  /** The library option whose limit was reached or whose grant is missing, e.g. `maxSandboxes`. */
+  limit?: string;
+  /** That option's value. */
+  value?: number | string;
+  sandboxId?: string;
+  jobId?: string;
+  /** Network hosts that would have to be granted (`permissions.net`). */
+  hosts?: string[];
+  /** When trying again may succeed. */
+  retryAfterMs?: number;
+}
+
 export class PolyboxError extends Error {
   override readonly name = "PolyboxError";
   readonly code: PolyboxErrorCode;
+  readonly details: Readonly<PolyboxErrorDetails>;
 
-  constructor(code: PolyboxErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    code: PolyboxErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: PolyboxErrorDetails },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.details = { ...options?.details };
   }
 }
 

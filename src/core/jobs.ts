@@ -227,8 +227,9 @@ export class JobManager {
     throw new PolyboxError(
       "JOB_NOT_FOUND",
       wasForgotten
-        ? `job ${id} finished more than ${keep} ago and its result was forgotten: finished jobs are kept for ${keep} (--job-retention)`
-        : `no job with id ${JSON.stringify(id)}; use a job_id returned by a call with async: true (finished jobs are kept for ${keep})`,
+        ? `job ${id} finished more than ${keep} ago and its result was forgotten: finished jobs are kept for ${keep} (retentionMs)`
+        : `no job with id ${JSON.stringify(id)} (finished jobs are kept for ${keep})`,
+      { details: { jobId: id, limit: "retentionMs", value: keep } },
     );
   }
 

@@ -197,7 +197,7 @@ export class PackageResolver {
     }
     const where = tried.join(", ") || "(no sources configured)";
     const refusedHint = refused.length
-      ? `; network sources were refused because their hosts are not granted: allow them with --allow-net=${refused.join(",")}`
+      ? `; network sources were refused because their hosts are not granted (permissions.net): ${refused.join(", ")}`
       : "";
     const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
     if (versions.length > 0 || (inLock && !locked)) {
@@ -212,10 +212,15 @@ export class PackageResolver {
     }
     const hint =
       refusedHint ||
-      "; add a directory of wheels with --python-packages=DIR, or an index URL with --python-packages=URL and --allow-net=HOST";
+      "; add a directory of wheels or an index URL to pythonPackages (an index's host must be granted in permissions.net)";
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
       `Python package "${describeRequirement({ name: key, specifier })}" was not found in: ${where}${hint}`,
+      {
+        details: refused.length
+          ? { limit: "permissions.net", hosts: [...refused] }
+          : { limit: "pythonPackages" },
+      },
     );
   }
 
@@ -315,7 +320,8 @@ export class PackageResolver {
     if (!this.hostAllowed(url.href)) {
       throw new PolyboxError(
         "PERMISSION_DENIED",
-        `the index links ${pick.fileName} on ${url.host}, which is not granted: allow it with --allow-net=${url.host}`,
+        `the index links ${pick.fileName} on ${url.host}, which is not granted (permissions.net)`,
+        { details: { limit: "permissions.net", hosts: [url.host] } },
       );
     }
     const data = await this.download(url.href, expected);

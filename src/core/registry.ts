@@ -103,20 +103,22 @@ export class SandboxManager {
     if (this.entries.size + this.creating >= this.maxSandboxes) {
       throw new PolyboxError(
         "TOO_MANY_SANDBOXES",
-        `${this.entries.size} sandboxes are open, the most this server allows (--max-sandboxes=${this.maxSandboxes}); close one with close_sandbox first` +
+        `${this.entries.size} sandboxes are open, the most allowed (maxSandboxes=${this.maxSandboxes}); close one first` +
           (this.idleTimeoutMs > 0
             ? `, or wait: idle sandboxes close after ${humanDuration(this.idleTimeoutMs)}`
             : ""),
+        { details: { limit: "maxSandboxes", value: this.maxSandboxes } },
       );
     }
     const mine = (this.creatingBy.get(account) ?? 0) + this.countFor(account);
     if (mine >= this.maxSandboxesPerClient) {
       throw new PolyboxError(
         "TOO_MANY_SANDBOXES",
-        `this client has ${mine} sandboxes open, the most one client may have (--max-sandboxes-per-client=${this.maxSandboxesPerClient}); close one with close_sandbox first` +
+        `this client has ${mine} sandboxes open, the most one client may have (maxSandboxesPerClient=${this.maxSandboxesPerClient}); close one first` +
           (this.idleTimeoutMs > 0
             ? `, or wait: idle sandboxes close after ${humanDuration(this.idleTimeoutMs)}`
             : ""),
+        { details: { limit: "maxSandboxesPerClient", value: this.maxSandboxesPerClient } },
       );
     }
     this.creating++;
@@ -178,7 +180,7 @@ export class SandboxManager {
   /** Destroys a sandbox and its files. Unknown ids are an error, so a typo is not silent. */
   async close(id: string, owner: string): Promise<void> {
     const entry = this.entry(id, owner);
-    await this.forget(id, entry, "it was closed with close_sandbox");
+    await this.forget(id, entry, "it was closed");
   }
 
   /** Closes every sandbox of an owner that went away for good (`reason` is told if it returns). */
@@ -195,7 +197,7 @@ export class SandboxManager {
     const idle = [...this.entries].filter(
       ([, e]) => !e.sandbox.info().running && now - lastUse(e) >= this.idleTimeoutMs,
     );
-    const reason = `it was idle for ${humanDuration(this.idleTimeoutMs)} (--idle-timeout) and was closed`;
+    const reason = `it was idle for ${humanDuration(this.idleTimeoutMs)} (idleTimeoutMs) and was closed`;
     await Promise.allSettled(idle.map(([id, e]) => this.forget(id, e, reason)));
     return idle.map(([id]) => id);
   }
@@ -225,8 +227,9 @@ export class SandboxManager {
     throw new PolyboxError(
       "SANDBOX_NOT_FOUND",
       why
-        ? `sandbox ${id} no longer exists: ${why}; create a new one with create_sandbox`
-        : `no sandbox with id ${JSON.stringify(id)}; use an id returned by create_sandbox (get_sandbox_status lists them), or omit sandbox_id for a one-shot run`,
+        ? `sandbox ${id} no longer exists: ${why}; create a new one`
+        : `no sandbox with id ${JSON.stringify(id)}`,
+      { details: { sandboxId: id } },
     );
   }
 

@@ -100,14 +100,16 @@ export class Scheduler {
     if (this.queue.length >= this.queueLimit + free) {
       throw new PolyboxError(
         "SERVER_BUSY",
-        `server busy: ${this.active} runs are running (--concurrency=${this.concurrency}) and ${this.queue.length - free} are waiting, the most the queue holds; try again in a few seconds`,
+        `server busy: ${this.active} runs are running (concurrency=${this.concurrency}) and ${this.queue.length - free} are waiting, the most the queue holds; try again in a few seconds`,
+        { details: { limit: "concurrency", value: this.concurrency, retryAfterMs: 2_000 } },
       );
     }
     const held = this.heldBy.get(client) ?? 0;
     if (held >= this.maxRunsPerClient) {
       throw new PolyboxError(
         "SERVER_BUSY",
-        `this client has ${held} runs running or waiting, the most one client may have (--max-runs-per-client=${this.maxRunsPerClient}); wait for one to finish, or cancel_job one`,
+        `this client has ${held} runs running or waiting, the most one client may have (maxRunsPerClient=${this.maxRunsPerClient})`,
+        { details: { limit: "maxRunsPerClient", value: this.maxRunsPerClient } },
       );
     }
     return new Promise<T>((resolve, reject) => {
@@ -182,7 +184,14 @@ export class Scheduler {
     }
     throw new PolyboxError(
       "RATE_LIMITED",
-      `rate limit reached: this client used ${humanDuration(this.usage(client))} of run time in the last ${humanDuration(limit.windowMs)}, over its budget of ${describeRateLimit(limit)} (--rate-limit); retry in ${humanDuration(Math.max(1000, retryAt - this.now()))}`,
+      `rate limit reached: this client used ${humanDuration(this.usage(client))} of run time in the last ${humanDuration(limit.windowMs)}, over its budget of ${describeRateLimit(limit)} (rateLimit); retry in ${humanDuration(Math.max(1000, retryAt - this.now()))}`,
+      {
+        details: {
+          limit: "rateLimit",
+          value: describeRateLimit(limit),
+          retryAfterMs: Math.max(1000, retryAt - this.now()),
+        },
+      },
     );
   }
 

@@ -86,8 +86,9 @@ export class HostFiles {
     return new PolyboxError(
       "PERMISSION_DENIED",
       granted.length === 0
-        ? `may not read ${wanted}: no host paths are granted for reading (permissions.read; --allow-read=PATH on the command line)`
-        : `may not read ${wanted}${why}: only files under the granted read paths (permissions.read; --allow-read) are allowed (${granted.join(", ")})`,
+        ? `may not read ${wanted}: no host paths are granted for reading (permissions.read)`
+        : `may not read ${wanted}${why}: only files under the granted read paths (permissions.read) are allowed (${granted.join(", ")})`,
+      { details: { limit: "permissions.read" } },
     );
   }
 }

@@ -5,6 +5,7 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type ExecuteResult, isPolyboxError, type JobInfo, type RunImage } from "../index.js";
+import { toolHint } from "./hints.js";
 
 export type Structured = Record<string, unknown>;
 
@@ -18,8 +19,10 @@ export function result(
 
 export function errorResult(error: unknown): CallToolResult {
   let text: string;
-  if (isPolyboxError(error)) text = `${error.code}: ${error.message}`;
-  else {
+  if (isPolyboxError(error)) {
+    const hint = toolHint(error);
+    text = `${error.code}: ${error.message}${hint ? ` (${hint})` : ""}`;
+  } else {
     // Not a refusal the library foresaw: keep the details for the operator, tell the client less.
     process.stderr.write(
       `polybox: internal error in a tool call: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

@@ -86,7 +86,8 @@ export function checkInterpreters(interpreters: NativeInterpreters): void {
     if (why)
       throw new PolyboxError(
         "INVALID_ARGUMENT",
-        `nativeInterpreters.${key} (--native-${key}): ${configured} ${why}`,
+        `nativeInterpreters.${key}: ${configured} ${why}`,
+        { details: { limit: `nativeInterpreters.${key}`, value: configured } },
       );
   }
 }

@@ -96,13 +96,14 @@ describe("python packages", () => {
     expect(r).toMatchObject({ status: "ok", stdout: "hello pep723\n" });
   });
 
-  it("says which package, which sources and which flag when a package is missing", async () => {
+  it("says which package, which sources and which option when a package is missing", async () => {
     await using sb = await Sandbox.create({ runtime: local });
     await expect(sb.installPackages("no-such-dist")).rejects.toMatchObject({
       code: "PACKAGE_NOT_FOUND",
       message: expect.stringMatching(
-        /"no-such-dist" was not found in: .*polybox-wheels-.*--python-packages/,
+        /"no-such-dist" was not found in: .*polybox-wheels-.*pythonPackages/,
       ),
+      details: { limit: "pythonPackages" },
     });
     const r = await sb.run(
       "python",
@@ -301,7 +302,9 @@ describe("python packages over the network", () => {
       await using sb = await Sandbox.create({ runtime: rt });
       const error = await sb.installPackages("polybox-demo").catch((e: unknown) => e);
       expect(error).toMatchObject({ code: "PACKAGE_NOT_FOUND" });
-      expect((error as Error).message).toContain(`--allow-net=${grant}`);
+      // The library names its option and the host; the CLI and MCP turn that into --allow-net.
+      expect(error).toMatchObject({ details: { limit: "permissions.net", hosts: [grant] } });
+      expect((error as Error).message).toContain(grant);
       expect(requests).toBe(0);
     } finally {
       await rt.close();

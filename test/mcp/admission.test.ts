@@ -60,7 +60,7 @@ describe("--rate-limit", () => {
     const second = await call(server.client, "execute_python", { code: "print(1)" });
     expect(second.isError).toBe(true);
     expect(text(second)).toMatch(
-      /^RATE_LIMITED: rate limit reached: .* budget of 1cpu-s\/min \(--rate-limit\); retry in \d+(\.\d)? s/,
+      /^RATE_LIMITED: rate limit reached: .* budget of 1cpu-s\/min \(rateLimit\); retry in \d+(\.\d)? s .*--rate-limit=1cpu-s\/min/,
     );
     // Tools that run nothing still answer.
     expect((await call(server.client, "get_sandbox_status", {})).isError).toBeFalsy();
@@ -91,7 +91,7 @@ describe("--concurrency and the queue", () => {
     const busy = await call(server.client, "execute_javascript", { code: "1" });
     expect(busy.isError).toBe(true);
     expect(text(busy)).toMatch(
-      /^SERVER_BUSY: server busy: 1 runs are running \(--concurrency=1\) and 4 are waiting/,
+      /^SERVER_BUSY: server busy: 1 runs are running \(concurrency=1\) and 4 are waiting.*--concurrency=1/,
     );
     const status = await call(server.client, "get_sandbox_status", {});
     expect(status.structuredContent).toMatchObject({

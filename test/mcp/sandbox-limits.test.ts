@@ -26,7 +26,7 @@ describe("sandbox bounds", () => {
     const c = await call(server.client, "create_sandbox", {});
     expect(c.isError).toBe(true);
     expect(text(c)).toMatch(
-      /^TOO_MANY_SANDBOXES: 2 sandboxes are open, .*--max-sandboxes=2.*close_sandbox/,
+      /^TOO_MANY_SANDBOXES: 2 sandboxes are open, .*maxSandboxes=2.*close_sandbox.*--max-sandboxes=2/,
     );
     await call(server.client, "close_sandbox", { sandbox_id: a.structuredContent?.sandbox_id });
     await call(server.client, "close_sandbox", { sandbox_id: b.structuredContent?.sandbox_id });
@@ -43,7 +43,7 @@ describe("sandbox bounds", () => {
     ).toEqual([]);
     const r = await call(server.client, "list_files", { sandbox_id });
     expect(text(r)).toMatch(
-      /^SANDBOX_NOT_FOUND: sandbox .* no longer exists: it was idle for 2 s \(--idle-timeout\)/,
+      /^SANDBOX_NOT_FOUND: sandbox .* no longer exists: it was idle for 2 s \(idleTimeoutMs\)/,
     );
   });
 

@@ -138,7 +138,7 @@ describe("a sandbox keeps state and files", () => {
       local_path: "/etc/hostname",
     });
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/^PERMISSION_DENIED: .*--allow-read=PATH/);
+    expect(text(r)).toMatch(/^PERMISSION_DENIED: .*permissions\.read.*--allow-read/);
   });
 
   it("keeps sandboxes apart", async () => {
@@ -157,7 +157,7 @@ describe("a sandbox keeps state and files", () => {
     const after = await call(server.client, "execute_code", { sandbox_id: id, code: "x" });
     expect(after.isError).toBe(true);
     expect(text(after)).toMatch(
-      /^SANDBOX_NOT_FOUND: sandbox .* no longer exists: it was closed with close_sandbox/,
+      /^SANDBOX_NOT_FOUND: sandbox .* no longer exists: it was closed; create a new one .*create_sandbox/,
     );
     const status = await call(server.client, "get_sandbox_status", {});
     expect(status.structuredContent?.sandboxes).toEqual([]);

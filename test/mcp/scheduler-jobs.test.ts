@@ -69,7 +69,8 @@ describe("Scheduler", () => {
       error = e;
     }
     expect(isPolyboxError(error, "SERVER_BUSY")).toBe(true);
-    expect((error as Error).message).toMatch(/--concurrency=1/);
+    expect((error as Error).message).toMatch(/concurrency=1/);
+    expect(error).toMatchObject({ details: { limit: "concurrency", value: 1 } });
   });
 
   it("drops a queued task whose signal aborts", async () => {
@@ -120,7 +121,8 @@ describe("Scheduler", () => {
       error = e;
     }
     expect(isPolyboxError(error, "SERVER_BUSY")).toBe(true);
-    expect((error as Error).message).toMatch(/--max-runs-per-client=2/);
+    expect((error as Error).message).toMatch(/maxRunsPerClient=2/);
+    expect(error).toMatchObject({ details: { limit: "maxRunsPerClient", value: 2 } });
     const other = s.schedule("b", async () => 2); // another client still gets in
     expect(s.heldFor("a")).toBe(2);
     for (const g of gates) g.resolve(0);

@@ -105,6 +105,31 @@ describe("layout", () => {
     expect(declared.filter((name) => !imported.has(name) && name !== "@wasmer/sdk")).toEqual([]);
   });
 
+  it("core speaks library: its messages name options, never MCP tools or CLI flags", () => {
+    const tool =
+      /\b(close_sandbox|create_sandbox|create_run_close|execute_\w+|cancel_job|check_job_status|get_job_logs|get_sandbox_status|upload_file|install_package)\b/;
+    const flag = /(^|[\s(`'"])--[a-z][a-z-]+/;
+    const offenders: string[] = [];
+    // The supervisors build command lines for the programs they start: tools only there.
+    for (const [dir, flags] of [
+      ["src/core", true],
+      ["src/supervisor", false],
+    ] as const) {
+      for (const name of readdirSync(path.join(root, dir), { recursive: true })) {
+        const file = String(name);
+        if (!file.endsWith(".ts")) continue;
+        const lines = readFileSync(path.join(root, dir, file), "utf8").split("\n");
+        lines.forEach((line, i) => {
+          const code = line.replace(/\/\/.*$/, "").trim();
+          if (code.startsWith("*") || code.startsWith("/*")) return;
+          if (tool.test(code) || (flags && flag.test(code)))
+            offenders.push(`${dir}/${file}:${i + 1}: ${code}`);
+        });
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it("ships only files that exist", () => {
     for (const entry of pkg.files) {
       const base = entry.split("*")[0]!;
