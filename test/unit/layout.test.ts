@@ -130,6 +130,26 @@ describe("layout", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("docs/architecture.md's layout names every folder and top-level module of src/", () => {
+    const doc = readFileSync(path.join(root, "docs/architecture.md"), "utf8");
+    const block = doc.slice(doc.indexOf("## Layout"), doc.indexOf("## Processes and trust"));
+    const src = path.join(root, "src");
+    const top = readdirSync(src, { withFileTypes: true }).filter((e) => e.name !== "types");
+    const entries = [
+      ...top.filter((e) => e.isFile() && e.name.endsWith(".ts")).map((e) => e.name),
+      ...top
+        .filter((e) => e.isDirectory())
+        .flatMap((d) => [
+          d.name,
+          ...readdirSync(path.join(src, d.name), { withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => e.name),
+        ]),
+    ];
+    for (const name of entries)
+      expect(block, name).toMatch(new RegExp(`\\b${name.replace(".", "\\.")}[/ ]`));
+  });
+
   it("ships only files that exist", () => {
     for (const entry of pkg.files) {
       const base = entry.split("*")[0]!;
