@@ -91,7 +91,97 @@ def _system_exit_code(e):
     return 1
 `;
 
+/**
+ * What CPython has and Pyodide's build lacks, put back so that code written for CPython runs:
+ * `asyncio.run` (Pyodide's loop is the browser's and cannot block: a private loop that sleeps
+ * between timers runs the coroutine to completion instead, as CPython's does) and
+ * `hashlib.pbkdf2_hmac` (Pyodide's hashlib has no OpenSSL: RFC 8018's PBKDF2 over hmac).
+ */
+const PYODIDE_COMPAT = String.raw`
+def _install_compat():
+    import asyncio, hashlib, time
+    from asyncio import events
+
+    class _Sleeper:
+        """The selector of a loop with no I/O to wait for: it only waits for the next timer."""
+        def select(self, timeout):
+            if timeout is None:
+                raise RuntimeError("asyncio: nothing is scheduled and no I/O can complete in this sandbox; the loop would wait forever")
+            if timeout > 0:
+                time.sleep(timeout)
+            return []
+
+        def close(self):
+            pass
+
+    class _BlockingLoop(asyncio.BaseEventLoop):
+        def __init__(self):
+            super().__init__()
+            self._selector = _Sleeper()
+
+        def _process_events(self, event_list):
+            pass
+
+        def _write_to_self(self):
+            pass
+
+    def run(main, *, debug=None, loop_factory=None):
+        # The cell itself runs as a task of Pyodide's loop: step out of it (its running loop and
+        # current task) for as long as the private loop runs, as a nested call to CPython's would.
+        outer = events._get_running_loop()
+        outer_task = asyncio.tasks._swap_current_task(outer, None) if outer else None
+        events._set_running_loop(None)
+        try:
+            with asyncio.Runner(debug=debug, loop_factory=loop_factory or _BlockingLoop) as runner:
+                return runner.run(main)
+        finally:
+            events._set_running_loop(outer)
+            if outer:
+                asyncio.tasks._swap_current_task(outer, outer_task)
+
+    run.__doc__ = asyncio.run.__doc__
+    asyncio.run = run
+
+    if not hasattr(hashlib, "pbkdf2_hmac"):
+        def pbkdf2_hmac(hash_name, password, salt, iterations, dklen=None):
+            password, salt = bytes(password), bytes(salt)
+            if iterations < 1:
+                raise ValueError("iteration value must be greater than 0.")
+            inner, outer = hashlib.new(hash_name), hashlib.new(hash_name)
+            if len(password) > inner.block_size:
+                password = hashlib.new(hash_name, password).digest()
+            password = password.ljust(inner.block_size, b"\0")
+            inner.update(bytes(b ^ 0x36 for b in password))
+            outer.update(bytes(b ^ 0x5C for b in password))
+
+            def prf(message):
+                i, o = inner.copy(), outer.copy()
+                i.update(message)
+                o.update(i.digest())
+                return o.digest()
+
+            dklen = outer.digest_size if dklen is None else dklen
+            if dklen < 1:
+                raise ValueError("key length must be greater than 0.")
+            key, block = b"", 1
+            while len(key) < dklen:
+                u = prf(salt + block.to_bytes(4, "big"))
+                acc = int.from_bytes(u, "big")
+                for _ in range(iterations - 1):
+                    u = prf(u)
+                    acc ^= int.from_bytes(u, "big")
+                key += acc.to_bytes(outer.digest_size, "big")
+                block += 1
+            return key[:dklen]
+
+        hashlib.pbkdf2_hmac = pbkdf2_hmac
+
+_install_compat()
+del _install_compat
+`;
+
 export const RUNNER_SOURCE = `${PYTHON_COMMON}
+${PYODIDE_COMPAT}
 from pyodide.code import eval_code_async as _eval_code_async
 
 def _install_wheel(file_name, data, install_dir):
