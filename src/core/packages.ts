@@ -11,6 +11,7 @@ import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
 import { PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
+import { systemTzdataWheel } from "./tzdata.js";
 import {
   bestVersion,
   describeRequirement,
@@ -117,6 +118,8 @@ export class PackageResolver {
     this.lock = readLock(options.pyodideDir);
     for (const [name, p] of this.lock.packages)
       for (const i of p.imports) this.importIndex.set(i, name);
+    // zoneinfo is in the standard library, but its data comes from tzdata where the OS has none.
+    if (this.lock.packages.has("tzdata")) this.importIndex.set("zoneinfo", "tzdata");
   }
 
   /** Lock-file packages that provide the top-level modules `code` imports. */
@@ -168,6 +171,10 @@ export class PackageResolver {
   }
 
   private async fetchOne(key: string, specifier: string): Promise<Wheel> {
+    if (key === "tzdata" && specifier === "") {
+      const system = systemTzdataWheel();
+      if (system) return system;
+    }
     const inLock = this.lock.packages.get(key);
     // The lock file has one version of each package; a pin it misses may be met by a source.
     const locked = inLock && versionSatisfies(inLock.version, specifier) ? inLock : undefined;

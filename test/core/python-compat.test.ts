@@ -55,6 +55,21 @@ for bad in [(0, None), (1, 0)]:
     except ValueError as e:
         print(type(e).__name__)
 `,
+  "zoneinfo, with the host's IANA time-zone data": `
+from zoneinfo import ZoneInfo, available_timezones
+from datetime import datetime, timedelta, timezone
+for key in ["Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "UTC"]:
+    z = ZoneInfo(key)
+    for month in (1, 7):
+        d = datetime(2024, month, 15, 12, tzinfo=z)
+        print(key, d.isoformat(), d.tzname(), d.astimezone(timezone.utc).isoformat())
+print(datetime(2024, 3, 31, 0, 30, tzinfo=timezone.utc).astimezone(ZoneInfo("Europe/Paris")) + timedelta(hours=2))
+print("Europe/Paris" in available_timezones(), "Not/AZone" in available_timezones())
+try:
+    ZoneInfo("Not/AZone")
+except Exception as e:
+    print(type(e).__name__)
+`,
   "randomness: os.urandom, uuid4, secrets, SystemRandom, tempfile": `
 import os, uuid, secrets, random, tempfile
 print(len(os.urandom(16)), len(str(uuid.uuid4())), len(secrets.token_hex(8)))
