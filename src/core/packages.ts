@@ -11,7 +11,6 @@ import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
 import { PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
-import { systemTzdataWheel } from "./tzdata.js";
 import {
   bestVersion,
   describeRequirement,
@@ -19,17 +18,11 @@ import {
   type Requirement,
   versionSatisfies,
 } from "./requirements.js";
+import { systemTzdataWheel } from "./tzdata.js";
+import type { Wheel } from "./wheel.js";
 
+export type { Wheel } from "./wheel.js";
 export { normalizeName };
-
-export interface Wheel {
-  name: string;
-  version: string;
-  fileName: string;
-  data: Uint8Array;
-  /** Where Pyodide installs it: site-packages, or the shared-library directory. */
-  installDir: "site" | "dynlib";
-}
 
 interface LockPackage {
   name: string;

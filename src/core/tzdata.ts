@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { zipSync } from "fflate";
-import type { Wheel } from "./packages.js";
+import type { Wheel } from "./wheel.js";
 
 const ZONEINFO_DIRS = ["/usr/share/zoneinfo", "/usr/lib/zoneinfo", "/usr/share/lib/zoneinfo"];
 /** Duplicates in other formats, and files that are not zones. */
