@@ -381,7 +381,7 @@ export class Sandbox {
     // A package the code imports but no source had is worth a note only if the import failed:
     // the interpreter may have it already (native mode's python3 with Debian's numpy).
     if (!/\bNo module named\b/.test(result.stderr)) notes.length = 0;
-    rich.notes.unshift(...notes);
+    rich.notes.unshift(...notes, ...(result.notes ?? []));
     return {
       status,
       stdout: result.stdout,

@@ -27,6 +27,24 @@ export const MAX_NAME_BYTES = 255;
 /** The range a JavaScript Date (and so `fs.utimes`) accepts. */
 const MAX_TIME_MS = 8.64e15;
 
+/**
+ * A path no honest engine reports: absolute, empty, with `.`/`..` or empty components or a NUL.
+ * Such a path is forged, and the result carrying it is discarded.
+ */
+export function isForgedPath(p: string): boolean {
+  if (p.length === 0 || p.length > 4096 || p.includes("\0") || p.startsWith("/")) return true;
+  return p.split("/").some((part) => part === "" || part === "." || part === "..");
+}
+
+/**
+ * A name a guest can make but the workspace does not store (a backslash, which is a separator on
+ * Windows; a component longer than a host file system takes): the file is left out of the
+ * result, with a note, and the rest of the run is kept.
+ */
+export function isUnstorablePath(p: string): boolean {
+  return p.includes("\\") || p.split("/").some((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
+}
+
 /** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL, names a host can store. */
 export function isSafeRelativePath(p: unknown): p is string {
   if (
@@ -48,7 +66,8 @@ export function isSafeRelativePath(p: unknown): p is string {
 
 const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "not bytes");
-const safePath = z.string().refine(isSafeRelativePath, "not a safe workspace-relative path");
+/** Forged paths fail the schema; unstorable ones pass it and are dropped by validateResult. */
+const safePath = z.string().refine((p) => !isForgedPath(p), "not a workspace-relative path");
 const stream = z.enum(["stdout", "stderr"]);
 
 export const FileBlobSchema = z.object({
@@ -83,6 +102,8 @@ export const EngineResultSchema = z.object({
   message: z.string().optional(),
   /** Set by the engine host when the interpreter was replaced and its state is gone. */
   stateLost: z.boolean().optional(),
+  /** Set on the trusted side: what the caller should know, e.g. files that were not kept. */
+  notes: z.array(z.string()).max(16).optional(),
   changes: FileSyncSchema,
   /** Rich values the guest passed to `display()`, in order. */
   displays: z.array(DisplaySchema).max(100).default([]),

@@ -13,10 +13,12 @@ import {
   type Display,
   type EngineResult,
   EngineResultSchema,
+  type FileSync,
   type HostEvent,
   HostEventSchema,
   type HostStats,
   HostStatsSchema,
+  isUnstorablePath,
 } from "./schemas.js";
 
 export { isSafeRelativePath, MAX_NAME_BYTES } from "./schemas.js";
@@ -103,7 +105,13 @@ export function validateResult(
     );
   }
   const result = checked.data;
-  let changes = result.changes;
+  const { changes: storable, notes: own } = withoutUnstorable(result.changes);
+  // Notes an engine host made when it checked its own worker's result (as this function does).
+  const notes = [
+    ...(result.notes ?? []).slice(0, 4).map((n) => n.slice(0, MAX_MESSAGE_CHARS)),
+    ...own,
+  ];
+  let changes = storable;
   let over: string | undefined;
   const changedBytes = changes.files.reduce((sum, f) => sum + f.data.length, 0);
   if (changedBytes > limits.workspaceQuotaBytes) {
@@ -132,8 +140,39 @@ export function validateResult(
         ? { message: result.message.slice(0, MAX_MESSAGE_CHARS) }
         : {}),
     ...(result.stateLost === true ? { stateLost: true } : {}),
+    ...(notes.length > 0 ? { notes } : {}),
     changes,
     displays,
+  };
+}
+
+const MAX_NOTED_NAMES = 5;
+
+/** The changes without paths the workspace cannot store, and a note naming what was left out. */
+function withoutUnstorable(changes: FileSync): { changes: FileSync; notes: string[] } {
+  const dropped: string[] = [];
+  const keep = (p: string) => {
+    if (!isUnstorablePath(p)) return true;
+    dropped.push(p);
+    return false;
+  };
+  const kept = {
+    files: changes.files.filter((f) => keep(f.path)),
+    dirs: changes.dirs.filter(keep),
+    removed: changes.removed.filter((p) => !isUnstorablePath(p)),
+  };
+  if (dropped.length === 0) return { changes, notes: [] };
+  const names = dropped
+    .slice(0, MAX_NOTED_NAMES)
+    .map((p) => JSON.stringify(p.length > 200 ? `${p.slice(0, 200)}…` : p))
+    .join(", ");
+  const more =
+    dropped.length > MAX_NOTED_NAMES ? ` and ${dropped.length - MAX_NOTED_NAMES} more` : "";
+  return {
+    changes: kept,
+    notes: [
+      `not kept in the workspace: ${names}${more} (a name with a backslash, or a name longer than 255 bytes, cannot be stored)`,
+    ],
   };
 }
 

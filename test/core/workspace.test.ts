@@ -102,3 +102,25 @@ describe("shared workspace", () => {
     await sb.close(); // idempotent
   });
 });
+
+describe("names the workspace cannot store", () => {
+  it.each([
+    ["bash", "echo before; touch 'a\\b' ok.txt; echo after"],
+    [
+      "python",
+      "print('before'); open('a\\\\b', 'w').write('1'); open('ok.txt', 'w').write('2'); print('after')",
+    ],
+  ] as const)(
+    "a %s run that makes a file with a backslash keeps its output and other files",
+    async (language, code) => {
+      await using sb = await Sandbox.create({ runtime });
+      const r = await sb.run(language, code);
+      expect(r.status).toBe("ok");
+      expect(r.stdout).toBe("before\nafter\n");
+      expect(r.stateLost).toBeUndefined();
+      expect(r.filesChanged).toEqual(["ok.txt"]);
+      expect(r.notes?.join("\n")).toMatch(/not kept in the workspace: "a\\\\b"/);
+      expect((await sb.files.list()).map((f) => f.path)).toEqual(["ok.txt"]);
+    },
+  );
+});

@@ -47,6 +47,29 @@ describe("validateResult", () => {
     }
   });
 
+  it("keeps a run whose guest made a file the workspace cannot store, leaving that file out", () => {
+    const r = validateResult(
+      {
+        ...good,
+        changes: {
+          files: [
+            { path: "a\\b.txt", data: new Uint8Array([1]), mtimeMs: 1 },
+            { path: `${"n".repeat(300)}`, data: new Uint8Array([1]), mtimeMs: 1 },
+            { path: "kept.txt", data: new Uint8Array([2]), mtimeMs: 1 },
+          ],
+          dirs: ["dir\\x"],
+          removed: [],
+        },
+      },
+      100,
+    );
+    expect(r.status).toBe("ok");
+    expect(r.stdout).toBe("hi\n");
+    expect(r.changes.files.map((f) => f.path)).toEqual(["kept.txt"]);
+    expect(r.changes.dirs).toEqual([]);
+    expect(r.notes?.[0]).toMatch(/not kept in the workspace: "a\\\\b.txt", "n+…?"/);
+  });
+
   it("enforces the output cap again on the trusted side", () => {
     const r = validateResult({ ...good, stdout: "x".repeat(1000) }, 100);
     expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(100);
