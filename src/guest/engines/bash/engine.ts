@@ -10,6 +10,7 @@ import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { extraCommands } from "./extra-commands.js";
+import { unixCommands } from "./unix-commands.js";
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
@@ -64,6 +65,19 @@ const WARM_UP = [
   "mkdir -p /w/d; touch /w/f; cp /w/f /w/g; mv /w/g /w/h; rm -r /w; basename /a/b >/dev/null; dirname /a/b >/dev/null; date >/dev/null; find / -maxdepth 0 >/dev/null; test -e / && true",
 ].join("\n");
 
+/**
+ * /dev/urandom and /dev/random, as files of fresh random bytes each run: just-bash has no device
+ * files, and `head -c N /dev/urandom` is how scripts make random data.
+ */
+const RANDOM_DEVICE_BYTES = 64 * 1024;
+async function provideRandomDevices(fs: InMemoryFs): Promise<void> {
+  const bytes = new Uint8Array(RANDOM_DEVICE_BYTES);
+  crypto.getRandomValues(bytes);
+  await fs.mkdir("/dev", { recursive: true });
+  await fs.writeFile("/dev/urandom", bytes);
+  await fs.writeFile("/dev/random", bytes.slice().reverse());
+}
+
 export async function createEngine(): Promise<Engine> {
   await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
   return recyclable(createInstance);
@@ -94,12 +108,13 @@ async function createInstance(): Promise<Engine> {
       );
       // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
       await fs.mkdir("/tmp", { recursive: true });
+      await provideRandomDevices(fs);
       const bash = new Bash({
         fs,
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
         commands: AVAILABLE,
-        customCommands: [...unavailableCommands, ...extraCommands],
+        customCommands: [...unavailableCommands, ...extraCommands, ...unixCommands],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
       try {

@@ -1,0 +1,234 @@
+// Worker side: everyday Unix commands that just-bash does not ship, written to GNU coreutils'
+// behaviour (output format, options people use, exit codes). Like extra-commands.ts, they work on
+// just-bash's own file system through the command context and see nothing outside it.
+
+import { defineCommand, latin1FromBytes } from "just-bash";
+
+type Result = { stdout: string; stderr: string; exitCode: number };
+type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
+
+const ok = (stdout: string): Result => ({ stdout, stderr: "", exitCode: 0 });
+const fail = (name: string, message: string, exitCode = 1): Result => ({
+  stdout: "",
+  stderr: `${name}: ${message}\n`,
+  exitCode,
+});
+
+/** stdin or a file's bytes; `-` is stdin. */
+async function readInput(ctx: Ctx, file: string | undefined): Promise<Uint8Array> {
+  if (file === undefined || file === "-") return Buffer.from(latin1FromBytes(ctx.stdin), "latin1");
+  return ctx.fs.readFileBuffer(ctx.fs.resolvePath(ctx.cwd, file));
+}
+
+const missing = (name: string, file: string) => fail(name, `${file}: No such file or directory`);
+
+/** `cmp [-s] FILE1 [FILE2]`: the first byte where two files differ. */
+const cmp = defineCommand("cmp", async (args, ctx) => {
+  const silent = args.includes("-s") || args.includes("--silent") || args.includes("--quiet");
+  const files = args.filter((a) => !a.startsWith("-") || a === "-");
+  if (files.length === 0) return fail("cmp", "missing operand", 2);
+  const [a, b = "-"] = files as [string, string?];
+  let x: Uint8Array;
+  let y: Uint8Array;
+  try {
+    x = await readInput(ctx, a);
+  } catch {
+    return { ...missing("cmp", a), exitCode: 2 };
+  }
+  try {
+    y = await readInput(ctx, b);
+  } catch {
+    return { ...missing("cmp", b), exitCode: 2 };
+  }
+  let line = 1;
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    if (x[i] !== y[i])
+      return {
+        stdout: silent ? "" : `${a} ${b} differ: byte ${i + 1}, line ${line}\n`,
+        stderr: "",
+        exitCode: 1,
+      };
+    if (x[i] === 10) line++;
+  }
+  if (x.length === y.length) return ok("");
+  const shorter = x.length < y.length ? a : b;
+  return {
+    stdout: "",
+    stderr: silent
+      ? ""
+      : `cmp: EOF on ${shorter} after byte ${n}, line ${line - (n > 0 && x[n - 1] === 10 ? 1 : 0)}\n`,
+    exitCode: 1,
+  };
+});
+
+const hex = (b: number) => b.toString(16).padStart(2, "0");
+
+/** `xxd [-p] [-c N] [FILE]`: a hex dump in xxd's default layout, or plain (`-p`). */
+const xxd = defineCommand("xxd", async (args, ctx) => {
+  let plain = false;
+  let cols: number | undefined;
+  let file: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "-p" || arg === "-ps" || arg === "-plain") plain = true;
+    else if (arg === "-c") cols = Number(args[++i]);
+    else if (arg.startsWith("-") && arg !== "-") return fail("xxd", `unsupported option ${arg}`);
+    else file = arg;
+  }
+  let data: Uint8Array;
+  try {
+    data = await readInput(ctx, file);
+  } catch {
+    return fail("xxd", `${file}: No such file or directory`, 2);
+  }
+  if (plain) {
+    const width = cols ?? 30;
+    let out = "";
+    for (let i = 0; i < data.length; i += width)
+      out += `${Array.from(data.subarray(i, i + width), hex).join("")}\n`;
+    return ok(out);
+  }
+  const width = cols ?? 16;
+  let out = "";
+  for (let off = 0; off < data.length; off += width) {
+    const row = data.subarray(off, off + width);
+    let groups = "";
+    for (let i = 0; i < width; i += 2) {
+      const pair = Array.from(row.subarray(i, i + 2), hex).join("");
+      groups += pair.padEnd(4, " ") + " ";
+    }
+    const text = Array.from(row, (b) =>
+      b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".",
+    ).join("");
+    out += `${off.toString(16).padStart(8, "0")}: ${groups} ${text}\n`;
+  }
+  return ok(out);
+});
+
+/** POSIX cksum: CRC-32 (polynomial 0x04C11DB7, MSB first) over the data and then its length. */
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i << 24;
+    for (let k = 0; k < 8; k++) c = c & 0x80000000 ? (c << 1) ^ 0x04c11db7 : c << 1;
+    table[i] = c >>> 0;
+  }
+  return table;
+})();
+
+function posixCksum(data: Uint8Array): number {
+  let crc = 0;
+  const step = (byte: number) => {
+    crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ byte) & 0xff]!) >>> 0;
+  };
+  for (const b of data) step(b);
+  for (let n = data.length; n > 0; n >>>= 8) step(n & 0xff);
+  return ~crc >>> 0;
+}
+
+/** `cksum [FILE...]`: POSIX checksum and size. */
+const cksum = defineCommand("cksum", async (args, ctx) => {
+  const files = args.length > 0 ? args : [undefined];
+  let stdout = "";
+  let stderr = "";
+  for (const file of files) {
+    try {
+      const data = await readInput(ctx, file);
+      stdout += `${posixCksum(data)} ${data.length}${file && file !== "-" ? ` ${file}` : ""}\n`;
+    } catch {
+      stderr += `cksum: ${file}: No such file or directory\n`;
+    }
+  }
+  return { stdout, stderr, exitCode: stderr ? 1 : 0 };
+});
+
+function randomIndex(n: number): number {
+  const buf = new Uint32Array(1);
+  crypto.getRandomValues(buf);
+  return buf[0]! % n;
+}
+
+/** `shuf [-n N] [-e ARG... | -i LO-HI | FILE]`: a random permutation of the input lines. */
+const shuf = defineCommand("shuf", async (args, ctx) => {
+  let count = Number.POSITIVE_INFINITY;
+  let items: string[] | undefined;
+  let file: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "-n") count = Number(args[++i]);
+    else if (arg.startsWith("-n")) count = Number(arg.slice(2));
+    else if (arg === "-e") {
+      items = args.slice(i + 1).filter((a) => a !== "-n");
+      break;
+    } else if (arg === "-i") {
+      const m = /^(-?\d+)-(-?\d+)$/.exec(args[++i] ?? "");
+      if (!m) return fail("shuf", `invalid input range: '${args[i]}'`);
+      const lo = Number(m[1]);
+      const hi = Number(m[2]);
+      if (hi - lo > 10_000_000) return fail("shuf", "input range too large");
+      items = [];
+      for (let v = lo; v <= hi; v++) items.push(String(v));
+    } else if (arg.startsWith("-") && arg !== "-") return fail("shuf", `unsupported option ${arg}`);
+    else file = arg;
+  }
+  if (!Number.isFinite(count) && count !== Number.POSITIVE_INFINITY)
+    return fail("shuf", "invalid line count");
+  if (!items) {
+    let text: string;
+    try {
+      text = new TextDecoder().decode(await readInput(ctx, file));
+    } catch {
+      return fail("shuf", `${file}: No such file or directory`);
+    }
+    items = text.split("\n");
+    if (items.at(-1) === "") items.pop();
+  }
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = randomIndex(i + 1);
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  const picked = items.slice(0, Math.min(items.length, count));
+  return ok(picked.length ? `${picked.join("\n")}\n` : "");
+});
+
+/** `uname [-asnrvm]`: the sandbox's own answer, the same everywhere polybox runs. */
+const UNAME = { s: "Linux", n: "sandbox", r: "6.1.0-polybox", v: "#1 SMP polybox", m: "wasm32" };
+const uname = defineCommand("uname", async (args) => {
+  const flags = args.join("").replace(/-/g, "").split("");
+  if (flags.includes("a"))
+    return ok(`${[UNAME.s, UNAME.n, UNAME.r, UNAME.v, UNAME.m, "GNU/Linux"].join(" ")}\n`);
+  const keys = flags.length ? flags : ["s"];
+  const out: string[] = [];
+  for (const k of keys) {
+    if (k === "o") out.push("GNU/Linux");
+    else if (k in UNAME) out.push(UNAME[k as keyof typeof UNAME]);
+    else return fail("uname", `invalid option -- '${k}'`);
+  }
+  return ok(`${out.join(" ")}\n`);
+});
+
+/** `id [-u|-g|-n]` and `whoami`: the sandbox's one user. */
+const USER = { uid: 1000, gid: 1000, name: "user" };
+const id = defineCommand("id", async (args) => {
+  const name = args.includes("-n");
+  if (args.includes("-u")) return ok(`${name ? USER.name : USER.uid}\n`);
+  if (args.includes("-g")) return ok(`${name ? USER.name : USER.gid}\n`);
+  if (args.includes("-G")) return ok(`${name ? USER.name : USER.gid}\n`);
+  return ok(
+    `uid=${USER.uid}(${USER.name}) gid=${USER.gid}(${USER.name}) groups=${USER.gid}(${USER.name})\n`,
+  );
+});
+const whoami = defineCommand("whoami", async () => ok(`${USER.name}\n`));
+
+/**
+ * `yes [STRING]`: just-bash hands a command's whole output to the next one, so an endless stream
+ * cannot exist; `yes` writes this many bytes, which covers `yes | head -n N` for everyday N.
+ */
+const YES_BYTES = 1024 * 1024;
+const yes = defineCommand("yes", async (args) => {
+  const line = `${args.length ? args.join(" ") : "y"}\n`;
+  return ok(line.repeat(Math.max(1, Math.floor(YES_BYTES / line.length))));
+});
+
+export const unixCommands = [cmp, xxd, cksum, shuf, uname, id, whoami, yes];

@@ -1,0 +1,77 @@
+// Differential: the Unix commands polybox adds to WASM Bash (src/guest/engines/bash/
+// unix-commands.ts) against the machine's GNU tools. Each script runs in a polybox sandbox and in
+// the real bash in an empty directory; stdout and exit status must be equal.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+
+const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
+
+const CASES: [string, string][] = [
+  ["cmp: equal files", "printf 'abc' > a; printf 'abc' > b; cmp a b; echo $?"],
+  ["cmp: first difference", "printf 'ab\\ncd' > a; printf 'ab\\nce' > b; cmp a b; echo $?"],
+  ["cmp -s", "printf 'x' > a; printf 'y' > b; cmp -s a b; echo $?"],
+  ["cmp: stdin against a file", "printf 'q' > a; printf 'q' | cmp a -; echo $?"],
+  ["xxd: text", "printf 'hello, world\\n' | xxd"],
+  [
+    "xxd: several lines, control bytes",
+    "printf 'abcdefghijklmnopqrstuvwxyz\\x00\\x01\\x7f 0123' | xxd",
+  ],
+  ["xxd -p", "printf 'hello, world, this is a longer line of text\\n' | xxd -p"],
+  ["xxd -c 8", "printf 'abcdefghijkl' | xxd -c 8"],
+  ["cksum: stdin", "printf 'hello\\n' | cksum"],
+  ["cksum: empty input", "printf '' | cksum"],
+  ["cksum: files", "printf 'one' > a; seq 1 1000 > b; cksum a b"],
+  ["shuf: a permutation", "seq 1 50 | shuf | sort -n | tr '\\n' ' '"],
+  ["shuf -n", "seq 1 50 | shuf -n 5 | wc -l"],
+  ["shuf -i", "shuf -i 3-9 | sort -n | tr '\\n' ' '"],
+  ["shuf -e", "shuf -e a b c | sort | tr '\\n' ' '"],
+  ["yes | head", "yes | head -n 3; yes ok go | head -n 2"],
+  ["/dev/urandom", "head -c 32 /dev/urandom | wc -c"],
+];
+
+let runtime: Runtime;
+let sb: Sandbox;
+beforeAll(async () => {
+  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
+  sb = await Sandbox.create({ runtime });
+});
+afterAll(async () => {
+  await sb?.close();
+  await runtime?.close();
+});
+
+function realBash(script: string): { stdout: string; exitCode: number } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-fidelity-"));
+  try {
+    const r = spawnSync("/bin/bash", ["-c", script], { cwd: dir, encoding: "utf8" });
+    return { stdout: r.stdout, exitCode: r.status ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe.runIf(has("xxd") && has("cmp") && has("cksum") && has("shuf"))(
+  "Unix commands match GNU's",
+  () => {
+    it.each(CASES)("%s", async (_label, script) => {
+      const expected = realBash(script);
+      // Each case starts from an empty directory, as the real one does.
+      const r = await sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
+      expect({ stdout: r.stdout, exitCode: r.exitCode }).toEqual(expected);
+    });
+  },
+);
+
+describe("the sandbox's identity", () => {
+  it("uname, id and whoami answer like a Linux machine's, the same everywhere", async () => {
+    const r = await sb.run("bash", "uname; uname -m; id -u; whoami; id");
+    expect(r.stdout).toBe(
+      "Linux\nwasm32\n1000\nuser\nuid=1000(user) gid=1000(user) groups=1000(user)\n",
+    );
+    expect(execFileSync("/bin/bash", ["-c", "uname"], { encoding: "utf8" })).toBe("Linux\n");
+  });
+});
