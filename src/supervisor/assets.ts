@@ -49,6 +49,7 @@ export function rubyWasmPath(): string | null {
  */
 const ENGINE_PACKAGES = [
   "zod",
+  "node-inspect-extracted",
   "pyodide",
   "quickjs-emscripten",
   "just-bash",

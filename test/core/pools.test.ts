@@ -81,7 +81,7 @@ describe("warm engine hosts", () => {
       language: "javascript",
       code: "typeof globalThis.leftover",
     });
-    expect(r.value).toBe('"undefined"');
+    expect(r.value).toBe("'undefined'");
     const first = await run({
       runtime: rt,
       language: "bash",

@@ -70,7 +70,7 @@ it("javascript: after memory_limit the interpreter is replaced, and the next run
   for (let i = 0; i < 3; i++) {
     const next = await sb.run("javascript", "typeof globalThis.big");
     expect(next.status).toBe("ok");
-    expect(next.value).toBe('"undefined"');
+    expect(next.value).toBe("'undefined'");
   }
 });
 

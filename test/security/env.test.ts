@@ -52,7 +52,7 @@ it("T4 host env read: javascript process.env is empty and is not the host's", as
     `[JSON.stringify(process.env), process.env.${ENV_CANARY_NAME}, Function("return process")().env.${ENV_CANARY_NAME}, typeof process.versions]`,
   );
   expect(r.status).toBe("ok");
-  expect(r.value).toBe('[ "{}", undefined, undefined, "undefined" ]');
+  expect(r.value).toBe("[ '{}', undefined, undefined, 'undefined' ]");
   expectNoLeak(r, secret);
   await expectRuntimeAnswers(rt);
 });

@@ -5,6 +5,8 @@
 // reach the guest through QuickJS's interrupt handler; memory through the runtime's limit and the
 // worker's WASM memory guard.
 
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import {
   newQuickJSWASMModule,
   newVariant,
@@ -18,6 +20,22 @@ import { WorkspaceMirror } from "../common/mirror.js";
 import { FsError, MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";
+
+/**
+ * Node's util.inspect and util.format for other runtimes, read once per worker, at boot. It
+ * collects the intrinsics it uses at load, `Atomics` among them, which QuickJS lacks: a stand-in
+ * lives exactly as long as that takes. It also checks values against `URL`, which QuickJS lacks
+ * too: a private class of that name, which no value is an instance of, answers it.
+ */
+const INSPECT_SOURCE = `(function (URL) {
+  const stub = typeof Atomics === "undefined";
+  if (stub) globalThis.Atomics = {};
+  try {
+${readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8")}
+  } finally {
+    if (stub) delete globalThis.Atomics;
+  }
+}).call(globalThis, class URL {})`;
 
 /** QuickJS's JS_EVAL_FLAG_ASYNC: top-level await in a script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
@@ -65,6 +83,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
       timers.delete(id);
     },
   });
+  ctx.unwrapResult(ctx.evalCode(INSPECT_SOURCE, "polybox:inspect")).dispose();
   const prelude = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, "polybox:prelude"));
   const fire = ctx.getProp(prelude, "fire");
   const setEnv = ctx.getProp(prelude, "setEnv");

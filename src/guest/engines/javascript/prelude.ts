@@ -2,42 +2,31 @@
 // user code. It builds `console`, `require`, a small `process`, and the workspace-only `fs` and
 // `path` modules on top of the host functions in `__polybox`, then deletes that global so user
 // code holds only what the prelude chose to give it. Evaluates to the timer-firing function.
+// Values print as Node prints them: `util.inspect` and `util.format` come from
+// node-inspect-extracted (Node's own code, packaged for other runtimes), evaluated first.
 
 export const PRELUDE_SOURCE = String.raw`
 (() => {
   const host = globalThis.__polybox;
   delete globalThis.__polybox;
 
-  const inspect = (value, depth = 0, seen = []) => {
-    const t = typeof value;
-    if (t === "string") return depth === 0 ? value : JSON.stringify(value);
-    if (t === "number" || t === "boolean" || t === "undefined" || t === "bigint" || value === null) {
-      return t === "bigint" ? value + "n" : String(value);
-    }
-    if (t === "symbol") return value.toString();
-    if (t === "function") return "[Function: " + (value.name || "(anonymous)") + "]";
-    if (value instanceof Error) return value.stack ? value.name + ": " + value.message + "\n" + value.stack.trimEnd() : String(value);
-    if (seen.includes(value)) return "[Circular]";
-    if (depth > 3) return Array.isArray(value) ? "[Array]" : "[Object]";
-    const next = [...seen, value];
-    if (Array.isArray(value)) {
-      const items = value.slice(0, 100).map((v) => inspect(v, depth + 1, next));
-      if (value.length > 100) items.push("... " + (value.length - 100) + " more items");
-      return items.length ? "[ " + items.join(", ") + " ]" : "[]";
-    }
-    if (value instanceof Map) return "Map(" + value.size + ") { " + [...value].map(([k, v]) => inspect(k, depth + 1, next) + " => " + inspect(v, depth + 1, next)).join(", ") + " }";
-    if (value instanceof Set) return "Set(" + value.size + ") { " + [...value].map((v) => inspect(v, depth + 1, next)).join(", ") + " }";
-    if (value instanceof Date) return value.toISOString();
-    if (value instanceof RegExp) return String(value);
-    if (value instanceof Promise) return "Promise { <pending> }";
-    if (ArrayBuffer.isView(value)) return value.constructor.name + "(" + value.length + ") [ " + Array.from(value.slice(0, 50)).join(", ") + " ]";
-    const keys = Object.keys(value);
-    const name = value.constructor && value.constructor !== Object ? value.constructor.name + " " : "";
-    if (!keys.length) return name + "{}";
-    const body = keys.map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)) + ": " + inspect(value[k], depth + 1, next));
-    return name + "{ " + body.join(", ") + " }";
-  };
-  const format = (args) => args.map((a) => inspect(a)).join(" ") + "\n";
+  // Node's own util.inspect and util.format (node-inspect-extracted, evaluated just before this
+  // prelude), so console output and values look as they do under Node.
+  const nodeUtil = globalThis.util;
+  delete globalThis.util;
+  const inspect = (value) => nodeUtil.inspect(value);
+  // QuickJS's \`stack\` holds only the frames; Node's starts with "Name: message", and so does
+  // the way errors print here.
+  Object.defineProperty(Error.prototype, nodeUtil.inspect.custom, {
+    value() {
+      const head = String(this.name) + ": " + String(this.message);
+      const stack = typeof this.stack === "string" ? this.stack.trimEnd() : "";
+      return stack ? head + "\n" + stack : head;
+    },
+    writable: true,
+    configurable: true,
+  });
+  const format = (args) => nodeUtil.format(...args) + "\n";
 
   const console = {
     log: (...a) => host.out("stdout", format(a)),
@@ -46,6 +35,7 @@ export const PRELUDE_SOURCE = String.raw`
     error: (...a) => host.out("stderr", format(a)),
     warn: (...a) => host.out("stderr", format(a)),
     table: (v) => host.out("stdout", format([v])),
+    dir: (v, options) => host.out("stdout", nodeUtil.inspect(v, options) + "\n"),
   };
 
   const call = (op, ...args) => {
@@ -146,6 +136,40 @@ export const PRELUDE_SOURCE = String.raw`
   let nextTimer = 1;
   const setTimeout = (fn, ms = 0, ...args) => { const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
   const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
+  const intervals = new Map();
+  const setInterval = (fn, ms = 0, ...args) => {
+    const id = nextTimer++;
+    const tick = () => { intervals.set(id, setTimeout(tick, ms)); fn(...args); };
+    intervals.set(id, setTimeout(tick, ms));
+    return id;
+  };
+  const clearInterval = (id) => { clearTimeout(intervals.get(id)); intervals.delete(id); };
+  const queueMicrotask = (fn) => { Promise.resolve().then(fn); };
+  const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const invalidCharacter = (what) => Object.assign(new Error("Invalid character"), { name: "InvalidCharacterError", what });
+  const btoa = (input) => {
+    const s = String(input);
+    let out = "";
+    for (let i = 0; i < s.length; i += 3) {
+      const c = [s.charCodeAt(i), s.charCodeAt(i + 1), s.charCodeAt(i + 2)];
+      if (c.some((x) => x > 255)) throw invalidCharacter("btoa");
+      const n = (c[0] << 16) | ((c[1] || 0) << 8) | (c[2] || 0);
+      out += B64[n >> 18] + B64[(n >> 12) & 63] + (i + 1 < s.length ? B64[(n >> 6) & 63] : "=") + (i + 2 < s.length ? B64[n & 63] : "=");
+    }
+    return out;
+  };
+  const atob = (input) => {
+    const s = String(input).replace(/[\t\n\f\r ]/g, "").replace(/==?$/, "");
+    if (s.length % 4 === 1 || /[^A-Za-z0-9+/]/.test(s)) throw invalidCharacter("atob");
+    let out = "";
+    for (let i = 0; i < s.length; i += 4) {
+      const n = [0, 1, 2, 3].reduce((acc, k) => (acc << 6) | (i + k < s.length ? B64.indexOf(s[i + k]) : 0), 0);
+      out += String.fromCharCode(n >> 16);
+      if (i + 2 < s.length) out += String.fromCharCode((n >> 8) & 255);
+      if (i + 3 < s.length) out += String.fromCharCode(n & 255);
+    }
+    return out;
+  };
 
   class TextEncoder {
     get encoding() { return "utf-8"; }
@@ -177,17 +201,17 @@ export const PRELUDE_SOURCE = String.raw`
         let json;
         try { json = JSON.stringify(value, null, 2); } catch { json = undefined; }
         if (json !== undefined) host.display("application/json", json.slice(0, 8192), json);
-        else host.display("text/plain", inspect(value, 1));
-      } else host.display("text/plain", inspect(value, 1));
+        else host.display("text/plain", inspect(value));
+      } else host.display("text/plain", inspect(value));
     }
   };
 
-  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, TextEncoder, TextDecoder, display });
+  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     setEnv(json) { process.env = JSON.parse(json); },
     exitSignal,
-    inspect: (v) => inspect(v, 1),
+    inspect,
   };
 })()
 `;
