@@ -141,7 +141,9 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     if (jobs.error) return jobs.error;
     while (due.length > 0) {
       const id = due.shift()!;
-      const r = ctx.callFunction(fire, ctx.undefined, ctx.newNumber(id));
+      const idHandle = ctx.newNumber(id);
+      const r = ctx.callFunction(fire, ctx.undefined, idHandle);
+      idHandle.dispose();
       if (r.error) return r.error;
       r.value.dispose();
       const more = runtime.executePendingJobs();
@@ -232,6 +234,20 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   }
 }
 
+/**
+ * A copy of a guest ArrayBuffer's bytes. `getArrayBuffer` copies them out of the WebAssembly heap
+ * into memory the returned lifetime owns: not disposing it left every buffer a guest wrote in
+ * the heap until its memory limit was reached.
+ */
+function bytesOf(ctx: QuickJSContext, handle: QuickJSHandle): Uint8Array {
+  const lifetime = ctx.getArrayBuffer(handle);
+  try {
+    return lifetime.value.slice();
+  } finally {
+    lifetime.dispose();
+  }
+}
+
 interface HostHooks {
   out(stream: "stdout" | "stderr", text: string): void;
   display(item: Display): void;
@@ -262,13 +278,12 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
   fn("display", (mime, text, data) => {
     const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
     if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);
-    else if (data && ctx.typeof(data) === "object")
-      item.data = new Uint8Array(ctx.getArrayBuffer(data).value.slice());
+    else if (data && ctx.typeof(data) === "object") item.data = bytesOf(ctx, data);
     hooks.display(item);
     return undefined;
   });
   fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
-  fn("decode", (bytes) => ctx.newString(decoder.decode(ctx.getArrayBuffer(bytes!).value)));
+  fn("decode", (bytes) => ctx.newString(decoder.decode(bytesOf(ctx, bytes!))));
   fn("setTimer", (id, ms) => {
     hooks.setTimer(ctx.getNumber(id!), Math.max(0, Math.min(ctx.getNumber(ms!), 2 ** 31 - 1)));
     return undefined;
@@ -298,7 +313,7 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
   });
   fn("writeBytes", (pathHandle, dataHandle, appendHandle) => {
     const path = ctx.getString(pathHandle!);
-    const bytes = new Uint8Array(ctx.getArrayBuffer(dataHandle!).value.slice());
+    const bytes = bytesOf(ctx, dataHandle!);
     try {
       const rel = fs.resolve(path);
       const append = ctx.dump(appendHandle!) === true;
