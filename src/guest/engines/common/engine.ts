@@ -34,6 +34,8 @@ export interface Engine {
   collectFiles(): Promise<EngineResult["changes"]>;
   /** Asks a running guest to stop (output cap); a no-op where the engine cannot. */
   interrupt(): void;
+  /** Frees the interpreter where the engine holds more than its worker's lifetime frees. */
+  dispose?(): void;
 }
 
 export type EngineFactory = (init: WorkerInit) => Promise<Engine>;

@@ -12,6 +12,7 @@ import {
   newVariant,
   type QuickJSContext,
   type QuickJSHandle,
+  type QuickJSSyncVariant,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
 import type { Display, RunRequest, WorkerInit } from "../../../protocol/messages.js";
@@ -41,11 +42,18 @@ ${readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"),
 const EVAL_FLAG_ASYNC = 1 << 7;
 const MB = 1024 * 1024;
 
-export async function createEngine(init: WorkerInit): Promise<Engine> {
+/**
+ * `variant`: another QuickJS build, for tests only — the debug build, whose runtime refuses to be
+ * disposed while any handle is still alive, is how the leak test finds a handle left undisposed.
+ */
+export async function createEngine(
+  init: WorkerInit,
+  variant?: QuickJSSyncVariant,
+): Promise<Engine> {
   const { quickjsWasm } = init.assets;
   const stripTypes = init.language === "typescript" ? await loadTypeStripper() : null;
   const module = await newQuickJSWASMModule(
-    quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC,
+    variant ?? (quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC),
   );
   const runtime = module.newRuntime();
   runtime.setMaxStackSize(1 * MB);
@@ -161,6 +169,12 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     collectFiles: () => mirror.collect(),
     interrupt() {
       // The interrupt handler reads `stopRequested`; nothing else to do here.
+    },
+    dispose() {
+      for (const timer of timers.values()) clearTimeout(timer);
+      for (const handle of [fire, setEnv, inspect, exitSignal, prelude]) handle.dispose();
+      ctx.dispose();
+      runtime.dispose();
     },
     async run(request: RunRequest, run: RunContext): Promise<EngineOutcome> {
       current = run;
