@@ -26,13 +26,22 @@ export interface ToolContext {
   maxResponseBytes: number;
 }
 
+/**
+ * All four behaviour hints, each chosen for the tool (README's tool table gives them). Required
+ * because an absent hint means the spec's default, and the defaults (destructive, open world)
+ * are the worst case: a client would warn before every read.
+ */
+export type Hints = Required<
+  Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
+>;
+
 export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
   name: string;
   title: string;
   description: string;
   input: S;
   output: z.ZodRawShape;
-  annotations?: ToolAnnotations;
+  annotations: Hints;
   run: (args: z.output<z.ZodObject<S>>, extra: Extra) => Promise<CallToolResult>;
 }
 
@@ -50,7 +59,8 @@ export function register(server: McpServer, def: ToolDef, maxResponseBytes: numb
       description: def.description,
       inputSchema: strictArgs(def.input),
       outputSchema: def.output,
-      ...(def.annotations ? { annotations: def.annotations } : {}),
+      // The title again in the annotations: clients of the 2025-03-26 protocol look for it there.
+      annotations: { title: def.title, ...def.annotations },
     },
     async (args: unknown, extra: Extra) => {
       let answer: CallToolResult;
