@@ -4,11 +4,13 @@
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type {
-  CallToolResult,
-  ServerNotification,
-  ServerRequest,
-  ToolAnnotations,
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type ServerNotification,
+  type ServerRequest,
+  type ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Caller, SandboxService } from "../index.js";
@@ -72,4 +74,38 @@ export function register(server: McpServer, def: ToolDef, maxResponseBytes: numb
       return capResponse(answer, maxResponseBytes);
     },
   );
+  refuseUnknownTools(server);
+}
+
+type CallHandler = (request: { params?: { name?: unknown } }, extra: Extra) => Promise<unknown>;
+/** SDK 1.x internals (pinned version): its request handlers, and McpServer's table of tools. */
+type ProtocolInternals = { _requestHandlers: Map<string, CallHandler> };
+type McpServerInternals = { _registeredTools: Record<string, unknown> };
+
+const guarded = new WeakSet<McpServer>();
+
+/**
+ * A tools/call naming a tool this server does not have gets JSON-RPC error -32602: the spec's
+ * tools page counts an unknown tool as a protocol error, not a tool result. The SDK's McpServer
+ * folds it into an isError result, which a client cannot tell from a tool that ran and failed;
+ * so its tools/call handler is wrapped once, after it exists (it is installed with the first
+ * tool), and every known tool goes on to it unchanged.
+ */
+function refuseUnknownTools(server: McpServer): void {
+  if (guarded.has(server)) return;
+  const handlers = (server.server as unknown as ProtocolInternals)._requestHandlers;
+  const sdkCall = handlers.get("tools/call");
+  if (!sdkCall) return;
+  guarded.add(server);
+  handlers.set("tools/call", (request, extra) => {
+    const tools = (server as unknown as McpServerInternals)._registeredTools;
+    const name = request.params?.name;
+    if (typeof name === "string" && !Object.hasOwn(tools, name)) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `unknown tool "${name}"; this server's tools: ${Object.keys(tools).join(", ")}`,
+      );
+    }
+    return sdkCall(request, extra);
+  });
 }

@@ -1,10 +1,11 @@
 // What a client learns about each tool before calling it: a title, all four behaviour hints
 // (readOnly, destructive, idempotent, openWorld), and a fixed order. Listed through the SDK's
-// Client over stdio, and checked against README's tool table, which shows the same hints.
+// Client over stdio, and checked against README's tool table, which shows the same hints. Also:
+// a call naming a tool the server does not have is a protocol error, as the spec asks.
 
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type McpHandle, stdioServer } from "../helpers/mcp-client.js";
 
@@ -154,6 +155,37 @@ describe("README's tool table", () => {
           openWorldHint: openWith !== null && openNames.includes(name),
         });
       }
+    }
+  });
+});
+
+describe("a tool the server does not have", () => {
+  it("is a JSON-RPC error -32602 naming the tools there are, and the server carries on", async () => {
+    const error = await plain.client
+      .callTool({ name: "execute_cobol", arguments: { code: "x" } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((error as McpError).message).toMatch(/unknown tool "execute_cobol".*execute_python/);
+    const next = await plain.client.callTool({
+      name: "execute_javascript",
+      arguments: { code: "console.log('still here')" },
+    });
+    expect(next.structuredContent).toMatchObject({ stdout: "still here\n" });
+  });
+
+  it("is one left out with --tools, too", async () => {
+    const only = await stdioServer(["--tools=execute_javascript"]);
+    try {
+      expect((await only.client.listTools()).tools.map((t) => t.name)).toEqual([
+        "execute_javascript",
+      ]);
+      const error = await only.client
+        .callTool({ name: "execute_python", arguments: { code: "1" } })
+        .catch((e: unknown) => e);
+      expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+    } finally {
+      expect(await only.close()).toEqual({ code: 0, signal: null });
     }
   });
 });
