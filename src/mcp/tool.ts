@@ -7,7 +7,6 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import {
   type CallToolResult,
   ErrorCode,
-  McpError,
   type ServerNotification,
   type ServerRequest,
   type ToolAnnotations,
@@ -101,9 +100,11 @@ function refuseUnknownTools(server: McpServer): void {
     const tools = (server as unknown as McpServerInternals)._registeredTools;
     const name = request.params?.name;
     if (typeof name === "string" && !Object.hasOwn(tools, name)) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `unknown tool "${name}"; this server's tools: ${Object.keys(tools).join(", ")}`,
+      // A plain Error with a code: the SDK sends its message as it is, where an McpError's
+      // would carry an "MCP error -32602:" prefix that the client's McpError adds again.
+      throw Object.assign(
+        new Error(`unknown tool "${name}"; this server's tools: ${Object.keys(tools).join(", ")}`),
+        { code: ErrorCode.InvalidParams },
       );
     }
     return sdkCall(request, extra);

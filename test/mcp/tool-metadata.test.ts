@@ -167,6 +167,7 @@ describe("a tool the server does not have", () => {
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
     expect((error as McpError).message).toMatch(/unknown tool "execute_cobol".*execute_python/);
+    expect((error as McpError).message).not.toMatch(/MCP error.*MCP error/);
     const next = await plain.client.callTool({
       name: "execute_javascript",
       arguments: { code: "console.log('still here')" },
