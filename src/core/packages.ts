@@ -224,6 +224,15 @@ export class PackageResolver {
     );
   }
 
+  /**
+   * Whether fetching a package may reach the network: only with hosts granted (permissions.net),
+   * since Pyodide's own packages come from its CDN and any index is a URL. Without a grant every
+   * source is a local directory. MCP's openWorldHint for the tools that install packages.
+   */
+  mayUseNetwork(): boolean {
+    return this.options.allowNet.length > 0;
+  }
+
   private hostAllowed(url: string): boolean {
     const u = new URL(url);
     return this.options.allowNet.some(

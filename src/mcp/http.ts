@@ -2,6 +2,8 @@
 // session is its own McpServer over the shared SandboxService. Trust: the network is hostile.
 // Requests are refused before any MCP handling when the bearer token is wrong (401), the body is
 // too big (413) or the Host header is not this server's when bound to loopback (DNS rebinding).
+// Streams are resumable: a client that lost one mid-run reconnects with Last-Event-ID and gets
+// the rest of its own session's events (event-log.ts).
 //
 // Who the client is (see docs/security.md, "Tenants"): with tokens, the token. Every session that
 // presents it is the same client: it owns the same sandboxes and jobs, and they outlive its
@@ -16,6 +18,8 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller, SandboxService } from "../index.js";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "./budget.js";
+import { EventLog } from "./event-log.js";
 import { createMcpServer } from "./server.js";
 
 export interface HttpOptions {
@@ -44,6 +48,12 @@ export interface HttpServer {
 /** Largest request body: code and base64 file content arrive in it. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+/** How long a client whose stream dropped waits before it reconnects (the SSE retry field). */
+const RETRY_MS = 1000;
+/** How long sent events stay replayable (see event-log.ts). */
+const EVENT_MAX_AGE_MS = 5 * 60_000;
+/** Bytes of sent events kept, all sessions together: at least two answers of the largest size. */
+const EVENT_MIN_BYTES = 64 * 1024 * 1024;
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -58,6 +68,13 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
   const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
   const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
   let allowedHosts: string[] | undefined;
+  const events = new EventLog({
+    maxBytes: Math.max(
+      EVENT_MIN_BYTES,
+      2 * (options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES),
+    ),
+    maxAgeMs: EVENT_MAX_AGE_MS,
+  });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -123,6 +140,9 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, lastSeen: Date.now(), token });
       },
+      // Resumability: a stream that drops mid-run can be resumed with Last-Event-ID.
+      eventStore: events.forSession(newId),
+      retryInterval: RETRY_MS,
       ...(allowedHosts ? { enableDnsRebindingProtection: true, allowedHosts } : {}),
     });
     const caller: Caller =
@@ -131,6 +151,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
         : { owner: `session:${newId}`, account: `address:${clientAddress(req)}` };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
+      events.forget(newId);
       // A session-owned client is gone for good: free what only it could reach.
       if (token === null) {
         options.service

@@ -12,23 +12,27 @@ import { jobTools } from "./tools/jobs.js";
 import { runTools } from "./tools/run.js";
 import { sandboxTools } from "./tools/sandboxes.js";
 
+/**
+ * Every tool, in the order tools/list gives them (README's tool table follows it): running code
+ * first, as most calls do; then a sandbox's lifecycle, its files, and the async jobs' tools.
+ */
 export const TOOL_NAMES = [
   "execute_python",
   "execute_javascript",
   "execute_bash",
-  "check_job_status",
-  "get_job_logs",
-  "cancel_job",
-  "create_sandbox",
-  "close_sandbox",
-  "get_sandbox_status",
   "execute_code",
   "create_run_close",
+  "create_sandbox",
+  "get_sandbox_status",
   "install_package",
+  "close_sandbox",
   "list_files",
   "read_file",
   "write_file",
   "upload_file",
+  "check_job_status",
+  "get_job_logs",
+  "cancel_job",
 ] as const;
 
 export interface McpServerOptions {
@@ -78,14 +82,20 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   );
   const ctx: ToolContext = { service: options.service, caller: options.caller, maxResponseBytes };
-  const all: ToolDef[] = [
+  const all: ToolDef[] = inToolOrder([
     ...runTools(ctx),
     ...jobTools(ctx),
     ...sandboxTools(ctx),
     ...fileTools(ctx),
-  ];
+  ]);
   if (options.tools) checkToolNames(options.tools);
   const wanted = new Set(options.tools ?? TOOL_NAMES);
   for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
   return server;
+}
+
+/** The tools in TOOL_NAMES order: the SDK lists tools in the order they were registered. */
+function inToolOrder(defs: ToolDef[]): ToolDef[] {
+  const rank = (def: ToolDef) => (TOOL_NAMES as readonly string[]).indexOf(def.name);
+  return [...defs].sort((a, b) => rank(a) - rank(b));
 }

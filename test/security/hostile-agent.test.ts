@@ -40,14 +40,14 @@ const request = (code: string) => ({
 });
 
 describe.runIf(usable)("T20 hostile native agent", () => {
-  let rssBefore = 0;
+  let before = process.memoryUsage();
   beforeAll(async () => {
     // A first jail warms what every jail shares (modules, buffers), so the figure below is growth.
     const native = host();
     await native.forSandbox("warm", MIB).run(null, "python", request("malformed"), () => undefined);
     await native.close();
     global.gc?.();
-    rssBefore = process.memoryUsage().rss;
+    before = process.memoryUsage();
   });
 
   it("T20 a flood of forged and malformed lines is bounded and attributed; the jail is killed", async () => {
@@ -119,8 +119,14 @@ describe.runIf(usable)("T20 hostile native agent", () => {
 
   it("T20 the floods, long lines and forged files left the server's memory bounded", () => {
     global.gc?.();
-    const grown = process.memoryUsage().rss - rssBefore;
-    expect(grown, `RSS grew by ${Math.round(grown / MIB)} MiB`).toBeLessThan(64 * MIB);
+    const now = process.memoryUsage();
+    // What the server still holds after a collection: ~170 MiB went past it, so keeping any of
+    // the floods would show here. RSS also counts what the allocator keeps after a collection,
+    // which Node 22 and 24 keep more of than 20 (50-85 MiB here), so it gets a looser bound.
+    const retained = now.heapUsed + now.external - (before.heapUsed + before.external);
+    expect(retained, `retained ${Math.round(retained / MIB)} MiB`).toBeLessThan(32 * MIB);
+    const rss = now.rss - before.rss;
+    expect(rss, `RSS grew by ${Math.round(rss / MIB)} MiB`).toBeLessThan(128 * MIB);
   });
 
   it("T20 after all that, a real native sandbox works", async () => {

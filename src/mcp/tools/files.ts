@@ -38,7 +38,12 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
           }),
         ),
       },
-      annotations: { readOnlyHint: true },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id, path: dir }) => {
         const files = (await service.listFiles(caller, sandbox_id, dir)).map((f) => ({
           path: f.path,
@@ -68,7 +73,12 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
         encoding: z.enum(["utf8", "base64"]),
         content: z.string(),
       },
-      annotations: { readOnlyHint: true },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id, path: p }) => {
         const file = await service.readFile(caller, sandbox_id, p);
         const head = `${file.path} (${file.mimeType}, ${file.size} bytes)`;
@@ -136,7 +146,13 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
           .describe("How content is encoded: utf8 (default) or base64"),
       },
       output: { path: z.string(), size: z.number() },
-      annotations: { destructiveHint: true },
+      // Overwrites a file of the same path; the same content twice leaves the same file.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id, path: p, content, encoding }) => {
         const data: string | Uint8Array =
           encoding === "base64"
@@ -160,7 +176,14 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
         path: path.optional().describe("Destination in the workspace; defaults to the file's name"),
       },
       output: { path: z.string(), size: z.number() },
-      annotations: { destructiveHint: false },
+      // As write_file: the copy replaces a workspace file of the same path. It reads only the
+      // server's own disk, never the network.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id, local_path, path: dest }) => {
         const copied = await service.uploadFile(caller, sandbox_id, local_path, dest);
         return result(copied, `uploaded ${local_path} to ${copied.path} (${copied.size} bytes)`);

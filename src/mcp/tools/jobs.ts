@@ -40,7 +40,12 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         "Status of an async job: queued, running, completed, failed, timeout or cancelled, with timings; once finished, the full result (stdout, stderr, exit code). Finished jobs are kept for a while, then forgotten.",
       input: { job_id: jobId },
       output: jobShape,
-      annotations: { readOnlyHint: true },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ job_id }) => {
         const job = service.jobStatus(caller, job_id);
         return { ...jobResult(job) };
@@ -57,7 +62,12 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         stdout: z.string(),
         stderr: z.string(),
       },
-      annotations: { readOnlyHint: true },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ job_id }) => {
         const logs = service.jobLogs(caller, job_id);
         const text = [`job ${job_id}: ${logs.status}`];
@@ -84,7 +94,13 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         "Stop a queued or running async job; its status becomes cancelled. A job that already finished is left as it is (the answer says so).",
       input: { job_id: jobId },
       output: { ...jobShape, cancelled: z.boolean().describe("True if this call stopped the job") },
-      annotations: { destructiveHint: true, idempotentHint: true },
+      // A cancelled run's remaining work and output are lost; cancelling again changes nothing.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ job_id }) => {
         const before = service.jobStatus(caller, job_id);
         const job = await service.cancelJob(caller, job_id);

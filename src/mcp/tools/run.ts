@@ -43,6 +43,8 @@ export function runTools(ctx: ToolContext): ToolDef[] {
     files: a.files.optional(),
     async: a.async.optional(),
   };
+  // A Python run installs what its imports and PEP 723 block name, as install_package does.
+  const pythonNet = ctx.service.runtime.packages.mayUseNetwork();
   const perLanguage = (["python", "javascript", "bash"] as const).map((language) =>
     tool({
       name: `execute_${language}`,
@@ -50,7 +52,13 @@ export function runTools(ctx: ToolContext): ToolDef[] {
       description: `${ABOUT[language]}${COMMON}`,
       input: runArgs,
       output: executeOutputShape,
-      annotations: { destructiveHint: false, openWorldHint: false },
+      // With a sandbox_id the code may delete or overwrite the files that sandbox keeps.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: language === "python" && pythonNet,
+      },
       run: (args, extra) => execute(ctx, language, args, extra),
     }),
   );
@@ -67,7 +75,12 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         args: a.args.optional(),
       },
       output: executeOutputShape,
-      annotations: { destructiveHint: false, openWorldHint: false },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: false,
+        openWorldHint: pythonNet,
+      },
       run: (args, extra) =>
         execute(
           ctx,
@@ -88,7 +101,14 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         args: a.args.optional(),
       },
       output: executeOutputShape,
-      annotations: { destructiveHint: false, openWorldHint: false },
+      // Its sandbox is its own and gone afterwards: nothing that existed is touched, and a
+      // repeat leaves the server as the first call did.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: pythonNet,
+      },
       run: (args, extra) => execute(ctx, args.language, args, extra),
     }),
   ];

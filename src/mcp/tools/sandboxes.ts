@@ -71,7 +71,12 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           ),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
-      annotations: { destructiveHint: false, openWorldHint: false },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
       run: async (args) => {
         const info = await service.createSandbox(caller, {
           ...(args.language ? { language: args.language } : {}),
@@ -102,7 +107,13 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
         "Destroy a sandbox: its interpreters and every one of its files. The sandbox_id stops working.",
       input: { sandbox_id: a.sandboxId },
       output: { sandbox_id: z.string(), closed: z.boolean() },
-      annotations: { destructiveHint: true, idempotentHint: false },
+      // Destroys files; a second close changes nothing more (it answers SANDBOX_NOT_FOUND).
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id }) => {
         await service.closeSandbox(caller, sandbox_id);
         return result(
@@ -125,7 +136,12 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
         queued_runs: z.number(),
         concurrency: z.number(),
       },
-      annotations: { readOnlyHint: true },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
       run: async ({ sandbox_id }) => {
         const list = service.sandboxStatus(caller, sandbox_id).map(describe);
         const s = service.scheduler;
@@ -169,7 +185,13 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           .describe('Several requirements, e.g. ["attrs>=23", "six"]'),
       },
       output: { sandbox_id: z.string(), installed: z.array(z.string()) },
-      annotations: { openWorldHint: true },
+      // Only adds: a package already installed is kept, and a conflicting pin is refused.
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: service.runtime.packages.mayUseNetwork(),
+      },
       run: async ({ sandbox_id, package_name, packages }) => {
         if ((package_name === undefined) === (packages === undefined)) {
           throw new PolyboxError(
