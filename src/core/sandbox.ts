@@ -129,6 +129,12 @@ export class Sandbox {
   private lastUsedAt = Date.now();
   /** Per language: the workspace generation its interpreter has seen, or null for "send everything". */
   private readonly synced = new Map<Language, number | null>();
+  /**
+   * Languages whose interpreter was replaced during a run its caller cancelled: whoever cancels
+   * often stops listening (an MCP client that sent notifications/cancelled never gets the
+   * answer), so the next run of that language says the state was lost too.
+   */
+  private readonly lossToRetell = new Set<Language>();
   /** Python packages installed in this sandbox, re-installed whenever its interpreter is fresh. */
   private readonly wheels = new Map<string, Wheel>();
   private hostGeneration: number;
@@ -331,6 +337,7 @@ export class Sandbox {
     const host = this.host;
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
+    if (this.lossToRetell.delete(language)) stateLost = true;
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
     const wheels =
@@ -367,6 +374,7 @@ export class Sandbox {
     }
     this.noticeHostRestart();
     stateLost ||= result.stateLost === true;
+    if (stateLost && session !== null && options.signal?.aborted) this.lossToRetell.add(language);
     if (!stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
     const { status, message, filesChanged } = await this.storeChanges(
       language,
