@@ -5,6 +5,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type Caller, LANGUAGES, PolyboxError, type SandboxService } from "../index.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
+import { registerResources } from "./resources.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
 import { fileTools } from "./tools/files.js";
 import { jobTools } from "./tools/jobs.js";
@@ -86,5 +87,6 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   if (options.tools) checkToolNames(options.tools);
   const wanted = new Set(options.tools ?? TOOL_NAMES);
   for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
+  registerResources(server, ctx);
   return server;
 }
