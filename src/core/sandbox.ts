@@ -172,10 +172,26 @@ export class Sandbox {
 
   /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
   async run(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
+    return this.runThen(language, code, options, async (result) => result);
+  }
+
+  /**
+   * @internal Like `run`, then `after` with the result before any other operation of this
+   * sandbox starts, so that what `after` writes (with `workspace`, not `files`, whose calls would
+   * wait behind it) is in place before the next run, and no queued run delays it.
+   */
+  async runThen<T>(
+    language: Language,
+    code: string,
+    options: RunOptions,
+    after: (result: RunResult) => Promise<T>,
+  ): Promise<T> {
     const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
-    return this.exclusive(() => this.execute(lang, request, options, this.sessionKey(lang)));
+    return this.exclusive(async () =>
+      after(await this.execute(lang, request, options, this.sessionKey(lang))),
+    );
   }
 
   /**
