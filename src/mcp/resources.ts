@@ -1,8 +1,9 @@
-// MCP adapter: a sandbox's files as resources, through the template
-// polybox://sandbox/{sandbox_id}/{+path}. resources/read answers text as text and anything else
-// as base64, with the mime type polybox sniffs, for the caller's own sandboxes only (another
-// client's sandbox is "not found", as an unknown id is) and within the response limit.
-// resources/list lists the files of the caller's open sandboxes, a page at a time.
+// MCP adapter: a sandbox's files, and the kept whole output of one-shot runs, as resources
+// through the templates in uris.ts. resources/read answers text as text and anything else as
+// base64, with the mime type polybox sniffs, for the caller's own sandboxes and runs only
+// (another client's is "not found", as an unknown id is) and within the response limit.
+// resources/list lists the files of the caller's open sandboxes, a page at a time; kept run
+// output is not listed (it is linked from the answer that cut it, and soon forgotten).
 //
 // The handlers sit on the low-level Server rather than McpServer.registerResource: McpServer
 // parses the URI with `new URL`, which folds `..` segments away before any template sees them
@@ -22,49 +23,19 @@ import {
 import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "../index.js";
 import { formatBytes } from "./budget.js";
 import type { ToolContext } from "./tool.js";
+import {
+  parseResourceUri,
+  RUN_OUTPUT_TEMPLATE,
+  SANDBOX_FILE_TEMPLATE,
+  sandboxFileUri,
+} from "./uris.js";
 
-export const SANDBOX_FILE_TEMPLATE = "polybox://sandbox/{sandbox_id}/{+path}";
-const SANDBOX_PREFIX = "polybox://sandbox/";
 /** Files per resources/list page. */
 const LIST_PAGE = 100;
 /** What the JSON-RPC envelope around a result takes (see budget.ts). */
 const ENVELOPE_BYTES = 1024;
 /** JSON-RPC's code for a resource that does not exist, as the MCP specification names it. */
 const RESOURCE_NOT_FOUND = -32002;
-
-/** The URI of a workspace file: each path segment percent-encoded, the slashes kept. */
-export function sandboxFileUri(sandboxId: string, path: string): string {
-  return `${SANDBOX_PREFIX}${encodeURIComponent(sandboxId)}/${path.split("/").map(encodeURIComponent).join("/")}`;
-}
-
-export interface SandboxFileRef {
-  sandboxId: string;
-  /** As the URI gives it, decoded; the service checks it stays inside the workspace. */
-  path: string;
-}
-
-/**
- * The sandbox and path a URI names. The URI is read as sent, never normalized: `..` reaches the
- * workspace's own check, which refuses it, instead of being folded away.
- */
-export function parseSandboxFileUri(uri: string): SandboxFileRef {
-  const bad = (why: string) =>
-    new PolyboxError(
-      "INVALID_ARGUMENT",
-      `${JSON.stringify(uri.slice(0, 200))} is not a polybox resource URI: ${why}; workspace files are ${SANDBOX_FILE_TEMPLATE}`,
-    );
-  if (!uri.startsWith(SANDBOX_PREFIX)) throw bad(`it does not start with ${SANDBOX_PREFIX}`);
-  const rest = uri.slice(SANDBOX_PREFIX.length);
-  const slash = rest.indexOf("/");
-  if (slash <= 0) throw bad("it names no sandbox and path");
-  const path = rest.slice(slash + 1);
-  if (path === "") throw bad("it names no file");
-  try {
-    return { sandboxId: decodeURIComponent(rest.slice(0, slash)), path: decodeURIComponent(path) };
-  } catch {
-    throw bad("it has a malformed %-escape");
-  }
-}
 
 /** Declares the resources capability and answers its three requests. */
 export function registerResources(server: McpServer, ctx: ToolContext): void {
@@ -79,6 +50,14 @@ export function registerResources(server: McpServer, ctx: ToolContext): void {
         description:
           "A file in one of your sandboxes (from create_sandbox), by workspace path (relative to /workspace). Text comes back as text, other files as base64 with their mime type.",
       },
+      {
+        uriTemplate: RUN_OUTPUT_TEMPLATE,
+        name: "run-output",
+        title: "The whole output of a one-shot run",
+        description:
+          "The whole stdout or stderr of a run without a sandbox whose answer held only its head and tail (the answer links it). Kept for a while after the run (--job-retention), then forgotten.",
+        mimeType: "text/plain",
+      },
     ],
   }));
   low.setRequestHandler(ListResourcesRequestSchema, (request) =>
@@ -90,21 +69,46 @@ export function registerResources(server: McpServer, ctx: ToolContext): void {
 }
 
 async function readResource(ctx: ToolContext, uri: string): Promise<ReadResourceResult> {
-  const ref = parseSandboxFileUri(uri);
+  const ref = parseResourceUri(uri);
+  if (ref.kind === "output") {
+    const text = await ctx.service.readRunOutput(ctx.caller, ref.runId, ref.stream);
+    const answer = { contents: [{ uri, mimeType: "text/plain", text }] };
+    return withinLimit(
+      ctx,
+      answer,
+      `${ref.stream} of run ${ref.runId}`,
+      Buffer.byteLength(text),
+      "run the code in a sandbox (create_sandbox), where its whole output is a file to read parts of (head, tail, sed -n)",
+    );
+  }
   const file = await ctx.service.readFile(ctx.caller, ref.sandboxId, ref.path);
   const content =
     file.text !== null
       ? { uri, mimeType: file.mimeType, text: file.text }
       : { uri, mimeType: file.mimeType, blob: Buffer.from(file.bytes).toString("base64") };
-  const answer = { contents: [content] };
+  return withinLimit(
+    ctx,
+    { contents: [content] },
+    file.path,
+    file.size,
+    "read parts of it inside the sandbox (head, tail, sed -n, split) instead",
+  );
+}
+
+/** The answer, if it fits the response limit; else a refusal that says what to do instead. */
+function withinLimit(
+  ctx: ToolContext,
+  answer: ReadResourceResult,
+  what: string,
+  size: number,
+  instead: string,
+): ReadResourceResult {
   const bytes = Buffer.byteLength(JSON.stringify(answer)) + ENVELOPE_BYTES;
-  if (bytes > ctx.maxResponseBytes) {
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `${file.path} is ${formatBytes(file.size)}, ${formatBytes(bytes)} as an answer, over the response limit of ${formatBytes(ctx.maxResponseBytes)} (--max-response); read parts of it inside the sandbox (head, tail, sed -n, split) instead`,
-    );
-  }
-  return answer;
+  if (bytes <= ctx.maxResponseBytes) return answer;
+  throw new PolyboxError(
+    "INVALID_ARGUMENT",
+    `${what} is ${formatBytes(size)}, ${formatBytes(bytes)} as an answer, over the response limit of ${formatBytes(ctx.maxResponseBytes)} (--max-response); ${instead}`,
+  );
 }
 
 /**

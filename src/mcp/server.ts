@@ -45,7 +45,8 @@ export interface McpServerOptions {
 const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.join(", ")} (wasm: a WASI module in the workspace).
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
 To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
-Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.`;
+Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.
+Long output comes back as its first and last part, with a resource link to the whole of it (resources/read). A sandbox's files are resources too: polybox://sandbox/{sandbox_id}/{+path}.`;
 
 /** Checks a --tools list, so a typo fails at start-up rather than hiding a tool. */
 export function checkToolNames(names: readonly string[]): void {

@@ -4,7 +4,7 @@
 
 import { type ExecuteRequest, LANGUAGES, type Language } from "../../index.js";
 import { fitRun } from "../budget.js";
-import { imageContent, inlineImages, result, runStructured, runText } from "../render.js";
+import { inlineImages, result, runContent, runStructured, runText } from "../render.js";
 import { argSchemas, decodeFiles, executeOutputShape, type FilesArg } from "../schemas.js";
 import { type Extra, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { progressReporter } from "./progress.js";
@@ -120,7 +120,7 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
       onOutput: progress.onOutput,
     });
     return fitRun(r, inlineImages(r.images), ctx.maxResponseBytes, (view, attached) =>
-      result(runStructured(view), runText(view, attached), imageContent(attached)),
+      result(runStructured(view), runText(view, attached), runContent(view, attached)),
     );
   } finally {
     progress.stop();
