@@ -181,6 +181,14 @@ export class JobManager {
     return this.snapshot(job.info);
   }
 
+  /** An owner's jobs, oldest first (finished ones until they are forgotten). */
+  list(owner: string): JobInfo[] {
+    this.prune();
+    return [...this.jobs.values()]
+      .filter((job) => job.owner === owner)
+      .map((job) => this.snapshot(job.info));
+  }
+
   /** Jobs not finished yet. */
   get active(): number {
     let n = 0;

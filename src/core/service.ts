@@ -269,6 +269,11 @@ export class SandboxService {
     return this.jobs.status(id, caller.owner);
   }
 
+  /** The caller's jobs, oldest first; never another owner's. */
+  listJobs(caller: Caller): JobInfo[] {
+    return this.jobs.list(caller.owner);
+  }
+
   jobLogs(caller: Caller, id: string): JobLogs {
     return this.jobs.logs(id, caller.owner);
   }

@@ -12,7 +12,7 @@ import {
   type OutputStream,
   type RunImage,
 } from "../index.js";
-import { formatBytes } from "./budget.js";
+import { fitRun, formatBytes } from "./budget.js";
 import { fullOutputUri } from "./uris.js";
 
 export type Structured = Record<string, unknown>;
@@ -123,6 +123,13 @@ export function imageContent(images: readonly RunImage[]): CallToolResult["conte
     }
     return { type: "image" as const, data, mimeType: i.mimeType };
   });
+}
+
+/** A run's answer as every run tool gives it: within the response budget, images attached. */
+export function runAnswer(r: ExecuteResult, maxResponseBytes: number): CallToolResult {
+  return fitRun(r, inlineImages(r.images), maxResponseBytes, (view, attached) =>
+    result(runStructured(view), runText(view, attached), runContent(view, attached)),
+  );
 }
 
 export function ms(n: number): string {
