@@ -51,7 +51,8 @@ Server (mcp, serve):
                                 the answer as an MCP resource
   --idle-timeout=30m            close sandboxes unused this long (0 = never)
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
-  --job-retention=10m           how long finished async jobs keep their results
+  --job-retention=10m           how long finished async jobs (and MCP tasks) keep their results, and
+                                one-shot runs their long output
   --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file
   --pool=LANG=N[,LANG=N]        warm engine processes per language, e.g. python=2,javascript=4,bash=2
 
