@@ -77,6 +77,7 @@ export function register(server: McpServer, def: ToolDef, maxResponseBytes: numb
         const plan = { job: () => job(args as Args), answer: () => answer(args as Args, extra) };
         return { task: await extra.taskStore.createTask(planOptions(plan)) };
       },
+      // Required by the SDK's type; tasks/get and tasks/result are answered from the store.
       getTask: (_args: unknown, extra: TaskRequestHandlerExtra) =>
         extra.taskStore.getTask(extra.taskId),
       getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) =>
