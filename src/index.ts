@@ -40,6 +40,7 @@ export {
 } from "./core/service.js";
 export {
   type FileInfo,
+  type FullOutput,
   LANGUAGES,
   type Language,
   type OutputStream,

@@ -27,6 +27,8 @@ export interface Flags {
   maxRunsPerClient?: number;
   /** Largest MCP tool response, in bytes. */
   maxResponseBytes?: number;
+  /** Bytes of each output stream a result holds before its middle is cut. */
+  inlineOutputBytes?: number;
   idleTimeoutMs?: number;
   rateLimit?: RateLimit;
   jobRetentionMs?: number;
@@ -100,6 +102,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "max-sandboxes-per-client": { kind: "int", key: "maxSandboxesPerClient", on: SERVERS },
   "max-runs-per-client": { kind: "int", key: "maxRunsPerClient", on: SERVERS },
   "max-response": { kind: "size", key: "maxResponseBytes", on: SERVERS },
+  "inline-output": { kind: "size", key: "inlineOutputBytes", on: SERVERS },
   "idle-timeout": { kind: "duration", key: "idleTimeoutMs", on: SERVERS },
   "rate-limit": { kind: "rate", key: "rateLimit", on: SERVERS },
   "job-retention": { kind: "duration", key: "jobRetentionMs", on: SERVERS },

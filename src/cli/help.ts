@@ -62,9 +62,14 @@ Server (mcp, serve):
   --max-response=8M             largest tool response sent; past it images and displays are left
                                 out (the answer says how to fetch them). The SDK's stdio client
                                 drops the connection past 10 MiB; Claude's apps refuse over 1 MB
+  --inline-output=32K           output bytes per stream a result holds; a longer stream keeps its
+                                head and tail, and the whole of it is kept as a file (.polybox/output/
+                                in the sandbox; a one-shot run's for --job-retention) linked from
+                                the answer as an MCP resource
   --idle-timeout=30m            close sandboxes unused this long (0 = never)
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
-  --job-retention=10m           how long finished async jobs keep their results
+  --job-retention=10m           how long finished async jobs (and MCP tasks) keep their results, and
+                                one-shot runs their long output
   --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file
   --pool=LANG=N[,LANG=N]        warm engine processes per language, e.g. python=2,javascript=4,bash=2
 

@@ -65,5 +65,8 @@ export function serviceOptions(
     ...(flags.idleTimeoutMs !== undefined ? { idleTimeoutMs: flags.idleTimeoutMs } : {}),
     ...(flags.rateLimit !== undefined ? { rateLimit: flags.rateLimit } : {}),
     ...(flags.jobRetentionMs !== undefined ? { jobRetentionMs: flags.jobRetentionMs } : {}),
+    ...(flags.inlineOutputBytes !== undefined
+      ? { inlineOutputBytes: flags.inlineOutputBytes }
+      : {}),
   };
 }

@@ -2,7 +2,7 @@
 // engine host) and one SandboxService from the flags, serve until the client leaves or a signal
 // arrives, then close every sandbox and the engine host before exiting.
 
-import { SandboxService } from "../core/service.js";
+import { checkInlineOutput, SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
 import { checkResponseLimit, checkToolNames } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
@@ -19,6 +19,7 @@ const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
 export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
   if (flags.tools) checkToolNames(flags.tools);
   if (flags.maxResponseBytes !== undefined) checkResponseLimit(flags.maxResponseBytes);
+  if (flags.inlineOutputBytes !== undefined) checkInlineOutput(flags.inlineOutputBytes);
   // A bug in one request must not take down every client's sandboxes with it.
   process.on("unhandledRejection", (reason) =>
     log(

@@ -49,6 +49,8 @@ export interface JobLogs {
 
 /** What a job's run gets: cancellation, live output, and a hook to call when it leaves the queue. */
 export interface JobContext {
+  /** The job's id, for what the run leaves behind under its name (its kept output). */
+  id: string;
   signal: AbortSignal;
   onOutput: (stream: OutputStream, text: string) => void;
   started: () => void;
@@ -119,6 +121,7 @@ export class JobManager {
     };
     const logs = { stdout: "", stderr: "" };
     const ctx: JobContext = {
+      id: info.id,
       signal: controller.signal,
       onOutput: (stream, text) => {
         const room = MAX_LIVE_LOG_CHARS - logs[stream].length;
@@ -176,6 +179,14 @@ export class JobManager {
       clearTimeout(timer);
     }
     return this.snapshot(job.info);
+  }
+
+  /** An owner's jobs, oldest first (finished ones until they are forgotten). */
+  list(owner: string): JobInfo[] {
+    this.prune();
+    return [...this.jobs.values()]
+      .filter((job) => job.owner === owner)
+      .map((job) => this.snapshot(job.info));
   }
 
   /** Jobs not finished yet. */

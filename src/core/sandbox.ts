@@ -129,6 +129,12 @@ export class Sandbox {
   private lastUsedAt = Date.now();
   /** Per language: the workspace generation its interpreter has seen, or null for "send everything". */
   private readonly synced = new Map<Language, number | null>();
+  /**
+   * Languages whose interpreter was replaced during a run its caller cancelled: whoever cancels
+   * often stops listening (an MCP client that sent notifications/cancelled never gets the
+   * answer), so the next run of that language says the state was lost too.
+   */
+  private readonly lossToRetell = new Set<Language>();
   /** Python packages installed in this sandbox, re-installed whenever its interpreter is fresh. */
   private readonly wheels = new Map<string, Wheel>();
   private hostGeneration: number;
@@ -166,10 +172,26 @@ export class Sandbox {
 
   /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
   async run(language: Language, code: string, options: RunOptions = {}): Promise<RunResult> {
+    return this.runThen(language, code, options, async (result) => result);
+  }
+
+  /**
+   * @internal Like `run`, then `after` with the result before any other operation of this
+   * sandbox starts, so that what `after` writes (with `workspace`, not `files`, whose calls would
+   * wait behind it) is in place before the next run, and no queued run delays it.
+   */
+  async runThen<T>(
+    language: Language,
+    code: string,
+    options: RunOptions,
+    after: (result: RunResult) => Promise<T>,
+  ): Promise<T> {
     const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
-    return this.exclusive(() => this.execute(lang, request, options, this.sessionKey(lang)));
+    return this.exclusive(async () =>
+      after(await this.execute(lang, request, options, this.sessionKey(lang))),
+    );
   }
 
   /**
@@ -331,6 +353,7 @@ export class Sandbox {
     const host = this.host;
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
+    if (this.lossToRetell.delete(language)) stateLost = true;
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
     const wheels =
@@ -367,6 +390,7 @@ export class Sandbox {
     }
     this.noticeHostRestart();
     stateLost ||= result.stateLost === true;
+    if (stateLost && session !== null && options.signal?.aborted) this.lossToRetell.add(language);
     if (!stateLost && session !== null) for (const w of newWheels) this.wheels.set(w.name, w);
     const { status, message, filesChanged } = await this.storeChanges(
       language,

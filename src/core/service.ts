@@ -7,16 +7,28 @@
 // another owner's are "not found", exactly as unknown ids are, and listings show only the caller's
 // own. Per-client limits (sandboxes open, runs held, run time) count against the caller's account.
 
-import { PolyboxError } from "./errors.js";
+import { randomUUID } from "node:crypto";
+import { isPolyboxError, PolyboxError } from "./errors.js";
+import { humanDuration } from "./human.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
+import {
+  cutMarker,
+  DEFAULT_INLINE_OUTPUT_BYTES,
+  headAndTail,
+  KeptOutputs,
+  MAX_OUTPUT_FILES_PER_SANDBOX,
+  MIN_INLINE_OUTPUT_BYTES,
+  OUTPUT_DIR,
+} from "./kept-output.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
 import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
 import type { SandboxRuntime } from "./run-host.js";
-import { checkLanguage, type EngineKind, run } from "./sandbox.js";
+import { checkLanguage, type EngineKind, run, type Sandbox } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
 import {
   type FileInfo,
+  type FullOutput,
   LANGUAGES,
   type Language,
   type OutputStream,
@@ -37,6 +49,13 @@ export interface ServiceOptions {
   queueLimit?: number;
   rateLimit?: RateLimit | null;
   jobRetentionMs?: number;
+  /**
+   * Bytes of each output stream a result holds (default 32 KiB). A longer stream keeps its head
+   * and tail, with a marker where the middle was cut, and is kept whole: in the sandbox's
+   * workspace under .polybox/output/, or for a one-shot run for `jobRetentionMs`
+   * (readRunOutput). See the result's `fullOutput`.
+   */
+  inlineOutputBytes?: number;
 }
 
 /**
@@ -98,6 +117,8 @@ export class SandboxService {
   readonly sandboxes: SandboxManager;
   readonly scheduler: Scheduler;
   readonly jobs: JobManager;
+  readonly inlineOutputBytes: number;
+  private readonly keptOutputs: KeptOutputs;
   private readonly hostFiles: HostFiles;
   private readonly guestEnv: Record<string, string>;
 
@@ -122,6 +143,10 @@ export class SandboxService {
     this.jobs = new JobManager(
       options.jobRetentionMs !== undefined ? { retentionMs: options.jobRetentionMs } : {},
     );
+    this.inlineOutputBytes = checkInlineOutput(
+      options.inlineOutputBytes ?? DEFAULT_INLINE_OUTPUT_BYTES,
+    );
+    this.keptOutputs = new KeptOutputs({ retentionMs: this.jobs.retentionMs });
     this.hostFiles = new HostFiles(this.runtime.permissions.read);
     this.guestEnv = pickEnv(this.runtime.permissions.env);
   }
@@ -130,7 +155,11 @@ export class SandboxService {
   async execute(caller: Caller, request: ExecuteRequest): Promise<ExecuteResult> {
     const sandboxId = request.sandboxId ?? null;
     try {
-      const result = await this.start(caller, request, request.signal, request.onOutput, () => {});
+      const result = await this.start(caller, request, {
+        runId: randomUUID(),
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(request.onOutput ? { onOutput: request.onOutput } : {}),
+      });
       return { ...result, sandboxId };
     } catch (error) {
       // Aborted while waiting in the queue: the run never started, which is a result, not a fault.
@@ -148,13 +177,101 @@ export class SandboxService {
     this.validate(caller, request);
     return this.jobs.submit(
       { language: request.language, sandboxId: request.sandboxId ?? null, owner: caller.owner },
-      (ctx) => this.start(caller, request, ctx.signal, ctx.onOutput, ctx.started),
+      (ctx) => this.start(caller, request, { ...ctx, runId: ctx.id }),
     );
+  }
+
+  /** The whole stream of a one-shot run of the caller's whose result held only its head and tail. */
+  readRunOutput(caller: Caller, runId: string, stream: OutputStream): Promise<string> {
+    if (stream !== "stdout" && stream !== "stderr")
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `stream must be stdout or stderr, got ${String(stream)}`,
+      );
+    return this.keptOutputs.read(caller.owner, runId, stream);
+  }
+
+  /**
+   * A result whose streams fit `inlineOutputBytes`: a longer one keeps its head and tail, and
+   * the whole of it is kept where `fullOutput` says.
+   */
+  private async keepLongOutput(
+    caller: Caller,
+    sandbox: Sandbox | null,
+    runId: string,
+    result: RunResult,
+  ): Promise<RunResult> {
+    const long = (["stdout", "stderr"] as const).filter(
+      (stream) => Buffer.byteLength(result[stream]) > this.inlineOutputBytes,
+    );
+    if (long.length === 0) return result;
+    const out: RunResult = { ...result };
+    const fullOutput: Partial<Record<OutputStream, FullOutput>> = { ...result.fullOutput };
+    const notes = [...(result.notes ?? [])];
+    for (const stream of long) {
+      const whole = result[stream];
+      const bytes = Buffer.byteLength(whole);
+      let where: string;
+      try {
+        const kept = await this.keepStream(caller, sandbox, runId, stream, whole, notes);
+        fullOutput[stream] = kept;
+        where =
+          kept.path !== null
+            ? `the whole of it is in the workspace at ${kept.path}`
+            : `the whole of it is kept for ${humanDuration(this.keptOutputs.retentionMs)} as ${stream} of run ${runId}`;
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        where = "the rest could not be kept";
+        notes.push(`the whole ${stream} (${bytes} bytes) could not be kept: ${error.message}`);
+      }
+      out[stream] = headAndTail(whole, this.inlineOutputBytes, cutMarker(stream, bytes, where));
+    }
+    if (Object.keys(fullOutput).length > 0) out.fullOutput = fullOutput;
+    if (notes.length > 0) out.notes = notes;
+    return out;
+  }
+
+  /**
+   * Keeps a whole stream: in the run's sandbox if it has one and room, else in the service's
+   * store. Called inside the sandbox's exclusive section (Sandbox.runThen), hence `workspace`.
+   */
+  private async keepStream(
+    caller: Caller,
+    sandbox: Sandbox | null,
+    runId: string,
+    stream: OutputStream,
+    text: string,
+    notes: string[],
+  ): Promise<FullOutput> {
+    const data = Buffer.from(text);
+    const bytes = data.length;
+    if (sandbox !== null) {
+      const path = `${OUTPUT_DIR}/${runId}.${stream}`;
+      try {
+        await sandbox.workspace.write(path, data);
+        // The copy is kept: failing to tidy older ones (the guest may have moved them) is no
+        // reason to say otherwise.
+        await pruneKeptFiles(sandbox).catch(() => undefined);
+        return { bytes, runId, sandboxId: sandbox.id, path, expiresAt: null };
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        notes.push(
+          `the whole ${stream} could not be put in the sandbox's workspace (${error.message}); it is kept for ${humanDuration(this.keptOutputs.retentionMs)} instead`,
+        );
+      }
+    }
+    const expiresAt = await this.keptOutputs.keep(caller.owner, runId, stream, text);
+    return { bytes, runId, sandboxId: null, path: null, expiresAt };
   }
 
   /** A job of the caller's; another owner's is JOB_NOT_FOUND, as an unknown id is. */
   jobStatus(caller: Caller, id: string): JobInfo {
     return this.jobs.status(id, caller.owner);
+  }
+
+  /** The caller's jobs, oldest first; never another owner's. */
+  listJobs(caller: Caller): JobInfo[] {
+    return this.jobs.list(caller.owner);
   }
 
   jobLogs(caller: Caller, id: string): JobLogs {
@@ -174,17 +291,15 @@ export class SandboxService {
     return this.sandboxes.closeOwner(owner, reason);
   }
 
-  /** Validates, then schedules. Not async on purpose: admission errors must throw synchronously. */
-  private start(
-    caller: Caller,
-    request: ExecuteRequest,
-    signal: AbortSignal | undefined,
-    onOutput: ((stream: OutputStream, text: string) => void) | undefined,
-    started: () => void,
-  ): Promise<RunResult> {
+  /**
+   * Validates, then schedules; a result's long output is kept under `runId` (see
+   * keepLongOutput). Not async on purpose: admission errors must throw synchronously.
+   */
+  private start(caller: Caller, request: ExecuteRequest, how: StartOptions): Promise<RunResult> {
     const { language, code, files } = this.validate(caller, request);
     const sandbox =
       request.sandboxId === undefined ? null : this.sandboxes.get(request.sandboxId, caller.owner);
+    const { signal, onOutput } = how;
     const options = {
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.args !== undefined ? { args: request.args } : {}),
@@ -193,10 +308,15 @@ export class SandboxService {
       env: { ...this.guestEnv },
     };
     const task = async (): Promise<RunResult> => {
-      started();
-      if (!sandbox) return run({ language, code, files, runtime: this.runtime, ...options });
+      how.started?.();
+      if (!sandbox) {
+        const result = await run({ language, code, files, runtime: this.runtime, ...options });
+        return this.keepLongOutput(caller, null, how.runId, result);
+      }
       for (const [path, data] of Object.entries(files)) await sandbox.files.write(path, data);
-      return sandbox.run(language, code, options);
+      return sandbox.runThen(language, code, options, (result) =>
+        this.keepLongOutput(caller, sandbox, how.runId, result),
+      );
     };
     return this.scheduler.schedule(accountOf(caller), task, {
       ...(signal ? { signal } : {}),
@@ -330,7 +450,40 @@ export class SandboxService {
   async close(): Promise<void> {
     await this.jobs.close();
     await this.sandboxes.closeAll();
+    await this.keptOutputs.close();
   }
+}
+
+/** Removes the oldest kept output files of a sandbox past MAX_OUTPUT_FILES_PER_SANDBOX. */
+async function pruneKeptFiles(sandbox: Sandbox): Promise<void> {
+  const files = sandbox.workspace
+    .list(OUTPUT_DIR)
+    .filter((f) => f.type === "file")
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of files.slice(MAX_OUTPUT_FILES_PER_SANDBOX)) {
+    await sandbox.workspace.remove(old.path);
+  }
+}
+
+/** How a run is started: as a job (with its hooks) or waited for. */
+interface StartOptions {
+  /** Names what the run leaves behind (its kept output): a job's id, or a fresh one. */
+  runId: string;
+  signal?: AbortSignal;
+  onOutput?: (stream: OutputStream, text: string) => void;
+  /** Called when the run leaves the queue. */
+  started?: () => void;
+}
+
+/** Checks an inline output limit, so a bad --inline-output fails at start-up. */
+export function checkInlineOutput(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_INLINE_OUTPUT_BYTES) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `the inline output limit (--inline-output) must be a whole number of bytes, at least ${MIN_INLINE_OUTPUT_BYTES}, got ${bytes}`,
+    );
+  }
+  return bytes;
 }
 
 function accountOf(caller: Caller): string {

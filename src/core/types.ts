@@ -36,6 +36,29 @@ export interface RunResult {
   displays: RunDisplay[];
   /** Things the caller should know that are not errors, such as an image dropped for its size. */
   notes?: string[];
+  /**
+   * Set by SandboxService (never by Sandbox.run) for each stream longer than its
+   * `inlineOutputBytes`: the result's stdout/stderr then hold the head and the tail, with a
+   * marker where the middle was cut, and this says where the whole stream is kept.
+   */
+  fullOutput?: Partial<Record<OutputStream, FullOutput>>;
+}
+
+/** Where the whole of a stream that a result holds only the head and tail of is kept. */
+export interface FullOutput {
+  /** Bytes of the whole stream (UTF-8). */
+  bytes: number;
+  /** The run's id (a job's id for a job), which names the kept copy. */
+  runId: string;
+  /** The sandbox whose workspace holds it at `path`; null when the service's store holds it. */
+  sandboxId: string | null;
+  /** Its workspace path in that sandbox; null when the service's store holds it. */
+  path: string | null;
+  /**
+   * When the service's store forgets it (ms since the epoch; read it with
+   * SandboxService.readRunOutput until then); null for a file in a sandbox.
+   */
+  expiresAt: number | null;
 }
 
 export interface RunImage {

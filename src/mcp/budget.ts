@@ -167,7 +167,7 @@ function longestString(result: CallToolResult): StringSlot | null {
 }
 
 /** Sizes in the words a reader uses: 8 MiB, 512 KiB, 300 B. */
-function formatBytes(n: number): string {
+export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${+(n / 1024).toFixed(1)} KiB`;
   return `${+(n / 1024 ** 2).toFixed(1)} MiB`;

@@ -4,8 +4,17 @@
 // what is allowed; the error code leads so a model can branch on it.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type ExecuteResult, isPolyboxError, type JobInfo, type RunImage } from "../index.js";
+import {
+  type ExecuteResult,
+  type FullOutput,
+  isPolyboxError,
+  type JobInfo,
+  type OutputStream,
+  type RunImage,
+} from "../index.js";
+import { fitRun, formatBytes } from "./budget.js";
 import { toolHint } from "./hints.js";
+import { fullOutputUri } from "./uris.js";
 
 export type Structured = Record<string, unknown>;
 
@@ -51,8 +60,50 @@ export function runStructured(r: ExecuteResult): Structured {
       ...(d.data !== undefined ? { data: d.data } : {}),
     })),
     ...(r.notes?.length ? { notes: r.notes } : {}),
+    ...(r.fullOutput ? { full_output: fullOutputStructured(r.fullOutput) } : {}),
     sandbox_id: r.sandboxId,
   };
+}
+
+/** Each kept stream of a run, with what a client needs to read it. */
+function keptStreams(full: ExecuteResult["fullOutput"]): [OutputStream, FullOutput][] {
+  return (["stdout", "stderr"] as const).flatMap((stream) => {
+    const kept = full?.[stream];
+    return kept ? [[stream, kept] as [OutputStream, FullOutput]] : [];
+  });
+}
+
+function fullOutputStructured(full: NonNullable<ExecuteResult["fullOutput"]>): Structured {
+  const out: Structured = {};
+  for (const [stream, kept] of keptStreams(full)) {
+    out[stream] = {
+      uri: fullOutputUri(stream, kept),
+      bytes: kept.bytes,
+      path: kept.path,
+      expires_at: iso(kept.expiresAt),
+    };
+  }
+  return out;
+}
+
+/**
+ * What comes with a run's text: a resource link to each stream the answer holds only the head
+ * and tail of (first, so the response budget drops images before them), then the images.
+ */
+export function runContent(
+  r: ExecuteResult,
+  attached: readonly RunImage[],
+): CallToolResult["content"] {
+  const links = keptStreams(r.fullOutput).map(([stream, kept]) => ({
+    type: "resource_link" as const,
+    uri: fullOutputUri(stream, kept),
+    name: kept.path ?? `${stream} of run ${kept.runId}`,
+    title: `The whole ${stream} (${formatBytes(kept.bytes)})`,
+    description: `The run's whole ${stream}; the answer holds its first and last part.`,
+    mimeType: "text/plain",
+    size: kept.bytes,
+  }));
+  return [...links, ...imageContent(attached)];
 }
 
 /** Image types MCP clients render; others (SVG) stay files the model can read_file. */
@@ -75,6 +126,13 @@ export function imageContent(images: readonly RunImage[]): CallToolResult["conte
     }
     return { type: "image" as const, data, mimeType: i.mimeType };
   });
+}
+
+/** A run's answer as every run tool gives it: within the response budget, images attached. */
+export function runAnswer(r: ExecuteResult, maxResponseBytes: number): CallToolResult {
+  return fitRun(r, inlineImages(r.images), maxResponseBytes, (view, attached) =>
+    result(runStructured(view), runText(view, attached), runContent(view, attached)),
+  );
 }
 
 export function ms(n: number): string {
@@ -115,8 +173,15 @@ export function runText(r: ExecuteResult, attached: readonly RunImage[] = r.imag
     lines.push(
       `image: ${i.path ?? "(displayed)"} ${i.mimeType}, ${i.data.byteLength} bytes${INLINE_IMAGES.has(i.mimeType) && attached.includes(i) ? " (attached)" : ""}`,
     );
+  for (const [stream, kept] of keptStreams(r.fullOutput)) lines.push(wholeStreamLine(stream, kept));
   for (const note of r.notes ?? []) lines.push(`note: ${note}`);
   return lines.join("\n");
+}
+
+function wholeStreamLine(stream: OutputStream, kept: FullOutput): string {
+  const how = kept.path !== null ? `resources/read, or read_file ${kept.path}` : "resources/read";
+  const until = kept.expiresAt !== null ? `; kept until ${iso(kept.expiresAt)}` : "";
+  return `whole ${stream} (${formatBytes(kept.bytes)}, cut above): ${fullOutputUri(stream, kept)} (${how})${until}`;
 }
 
 export function iso(t: number | null): string | null {

@@ -103,6 +103,20 @@ export const JOB_STATUSES = [
   "cancelled",
 ] as const;
 
+/** Where a stream the answer holds only the head and tail of can be read whole. */
+const fullOutputShape = z.object({
+  uri: z.string().describe("The whole stream, for resources/read"),
+  bytes: z.number().describe("Its size in bytes"),
+  path: z
+    .string()
+    .nullable()
+    .describe("Its workspace path in the run's sandbox (read_file), or null for a one-shot run"),
+  expires_at: z
+    .string()
+    .nullable()
+    .describe("When a one-shot run's copy is forgotten; null for a file in a sandbox"),
+});
+
 /** The structured result of a run, in the snake_case of the tool arguments. */
 export const runResultShape = {
   status: z
@@ -139,6 +153,12 @@ export const runResultShape = {
     .array(z.string())
     .optional()
     .describe("Things worth knowing that are not errors (e.g. an image dropped for size)"),
+  full_output: z
+    .object({ stdout: fullOutputShape.optional(), stderr: fullOutputShape.optional() })
+    .optional()
+    .describe(
+      "For each stream longer than the inline limit: stdout/stderr above hold its first and last part, with a marker where the middle was cut, and the whole of it is here",
+    ),
   sandbox_id: z
     .string()
     .nullable()

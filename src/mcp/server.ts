@@ -6,6 +6,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type Caller, LANGUAGES, PolyboxError, type SandboxService } from "../index.js";
 import { LANGUAGE_INFO } from "../protocol/languages.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
+import { registerResources } from "./resources.js";
+import { JobTaskStore } from "./tasks.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
 import { fileTools } from "./tools/files.js";
 import { jobTools } from "./tools/jobs.js";
@@ -49,7 +51,11 @@ export interface McpServerOptions {
 const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.map((l) => `${l} (${LANGUAGE_INFO[l].engine})`).join(", ")}.
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
 To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
-Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id.`;
+Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id (or, where the client supports MCP tasks, call a run tool as a task: its task id is the job id).
+Long output comes back as its first and last part, with a resource link to the whole of it (resources/read). A sandbox's files are resources too: polybox://sandbox/{sandbox_id}/{+path}.`;
+
+/** Run tools may be called as tasks, which can be listed and cancelled (tasks.ts). */
+const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
 /** Checks a --tools list, so a typo fails at start-up rather than hiding a tool. */
 export function checkToolNames(names: readonly string[]): void {
@@ -74,14 +80,18 @@ export function checkResponseLimit(bytes: number): number {
 }
 
 export function createMcpServer(options: McpServerOptions): McpServer {
-  const server = new McpServer(
-    { name: "polybox", version: options.version },
-    { instructions: INSTRUCTIONS, capabilities: { tools: {} } },
-  );
   const maxResponseBytes = checkResponseLimit(
     options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   );
   const ctx: ToolContext = { service: options.service, caller: options.caller, maxResponseBytes };
+  const server = new McpServer(
+    { name: "polybox", version: options.version },
+    {
+      instructions: INSTRUCTIONS,
+      capabilities: { tools: {}, tasks: TASKS_CAPABILITY },
+      taskStore: new JobTaskStore(ctx),
+    },
+  );
   const all: ToolDef[] = inToolOrder([
     ...runTools(ctx),
     ...jobTools(ctx),
@@ -91,6 +101,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   if (options.tools) checkToolNames(options.tools);
   const wanted = new Set(options.tools ?? TOOL_NAMES);
   for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
+  registerResources(server, ctx);
   return server;
 }
 

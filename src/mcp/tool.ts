@@ -1,7 +1,11 @@
 // MCP adapter: how a tool is declared and registered. Every handler runs inside one catch that
 // turns any failure into an `isError` result, so bad input (or a bug) answers the one call and
-// never takes the server down.
+// never takes the server down. Tools that declare a `job` may also run as MCP tasks (tasks.ts).
 
+import type {
+  CreateTaskRequestHandlerExtra,
+  TaskRequestHandlerExtra,
+} from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
@@ -12,10 +16,11 @@ import {
   type ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { Caller, SandboxService } from "../index.js";
+import type { Caller, JobInfo, SandboxService } from "../index.js";
 import { capResponse } from "./budget.js";
 import { errorResult } from "./render.js";
 import { strictArgs } from "./schemas.js";
+import { planOptions } from "./task-plan.js";
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -44,6 +49,11 @@ export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
   output: z.ZodRawShape;
   annotations: Hints;
   run: (args: z.output<z.ZodObject<S>>, extra: Extra) => Promise<CallToolResult>;
+  /**
+   * For a tool that may run as an MCP task: starts the call's work as a job, which is the task
+   * (tasks.ts). A call that asks for no task still goes through `run`.
+   */
+  job?: (args: z.output<z.ZodObject<S>>) => JobInfo;
 }
 
 /** Declares a tool; exists so TypeScript infers `args` from `input`. */
@@ -53,26 +63,38 @@ export function tool<S extends z.ZodRawShape>(def: ToolDef<S>): ToolDef {
 
 /** Registers a tool whose every answer, error or not, is held within `maxResponseBytes`. */
 export function register(server: McpServer, def: ToolDef, maxResponseBytes: number): void {
-  server.registerTool(
-    def.name,
-    {
-      title: def.title,
-      description: def.description,
-      inputSchema: strictArgs(def.input),
-      outputSchema: def.output,
-      // The title again in the annotations: clients of the 2025-03-26 protocol look for it there.
-      annotations: { title: def.title, ...def.annotations },
-    },
-    async (args: unknown, extra: Extra) => {
-      let answer: CallToolResult;
-      try {
-        answer = await def.run(args as z.output<z.ZodObject<z.ZodRawShape>>, extra);
-      } catch (error) {
-        answer = errorResult(error);
-      }
-      return capResponse(answer, maxResponseBytes);
-    },
-  );
+  const config = {
+    title: def.title,
+    description: def.description,
+    inputSchema: strictArgs(def.input),
+    outputSchema: def.output,
+    // The title again in the annotations: clients of the 2025-03-26 protocol look for it there.
+    annotations: { title: def.title, ...def.annotations },
+  };
+  const answer = (args: Args, extra: Extra) => answered(def, args, extra, maxResponseBytes);
+  const { job } = def;
+  if (!job) {
+    server.registerTool(def.name, config, (args: unknown, extra: Extra) =>
+      answer(args as Args, extra),
+    );
+  } else {
+    // A task-capable tool: the store decides from the request whether the call asked for a task.
+    server.experimental.tasks.registerToolTask(
+      def.name,
+      { ...config, execution: { taskSupport: "optional" } },
+      {
+        createTask: async (args: unknown, extra: CreateTaskRequestHandlerExtra) => {
+          const plan = { job: () => job(args as Args), answer: () => answer(args as Args, extra) };
+          return { task: await extra.taskStore.createTask(planOptions(plan)) };
+        },
+        // Required by the SDK's type; tasks/get and tasks/result are answered from the store.
+        getTask: (_args: unknown, extra: TaskRequestHandlerExtra) =>
+          extra.taskStore.getTask(extra.taskId),
+        getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) =>
+          (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+      },
+    );
+  }
   refuseUnknownTools(server);
 }
 
@@ -109,4 +131,22 @@ function refuseUnknownTools(server: McpServer): void {
     }
     return sdkCall(request, extra);
   });
+}
+
+type Args = z.output<z.ZodObject<z.ZodRawShape>>;
+
+/** Runs a tool's call; a failure becomes an `isError` answer, and no answer passes the budget. */
+async function answered(
+  def: ToolDef,
+  args: Args,
+  extra: Extra,
+  maxResponseBytes: number,
+): Promise<CallToolResult> {
+  let answer: CallToolResult;
+  try {
+    answer = await def.run(args, extra);
+  } catch (error) {
+    answer = errorResult(error);
+  }
+  return capResponse(answer, maxResponseBytes);
 }

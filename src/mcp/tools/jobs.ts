@@ -5,7 +5,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { JobInfo, RunImage } from "../../index.js";
 import { fitRun } from "../budget.js";
-import { imageContent, inlineImages, jobStructured, jobText } from "../render.js";
+import { inlineImages, jobStructured, jobText, runContent } from "../render.js";
 import { JOB_STATUSES, runResultShape } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
@@ -130,7 +130,10 @@ function jobAnswer(
   maxBytes: number,
 ): CallToolResult & { structuredContent: Record<string, unknown> } {
   const build = (j: JobInfo, attached: readonly RunImage[]) => ({
-    content: [{ type: "text" as const, text: jobText(j, attached) }, ...imageContent(attached)],
+    content: [
+      { type: "text" as const, text: jobText(j, attached) },
+      ...(j.result ? runContent({ ...j.result, sandboxId: j.sandboxId }, attached) : []),
+    ],
     structuredContent: jobStructured(j),
   });
   if (!job.result) return build(job, []);

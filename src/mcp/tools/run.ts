@@ -1,10 +1,9 @@
 // MCP adapter: the tools that run code — execute_python / execute_javascript / execute_bash (the
 // first predecessor's names), execute_code and create_run_close (the second's). All of them map
-// onto SandboxService.execute (wait) or .submit (async job).
+// onto SandboxService.execute (wait) or .submit (async job, or the job behind an MCP task).
 
 import { type ExecuteRequest, LANGUAGES, type Language } from "../../index.js";
-import { fitRun } from "../budget.js";
-import { imageContent, inlineImages, result, runStructured, runText } from "../render.js";
+import { result, runAnswer } from "../render.js";
 import { argSchemas, decodeFiles, executeOutputShape, type FilesArg } from "../schemas.js";
 import { type Extra, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { progressReporter } from "./progress.js";
@@ -60,6 +59,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         openWorldHint: language === "python" && pythonNet,
       },
       run: (args, extra) => execute(ctx, language, args, extra),
+      job: (args) => ctx.service.submit(ctx.caller, requestOf(language, args)),
     }),
   );
   return [
@@ -88,6 +88,11 @@ export function runTools(ctx: ToolContext): ToolDef[] {
           args,
           extra,
         ),
+      job: (args) =>
+        ctx.service.submit(
+          ctx.caller,
+          requestOf(ctx.service.languageFor(ctx.caller, args.sandbox_id, args.language), args),
+        ),
     }),
     tool({
       name: "create_run_close",
@@ -110,12 +115,14 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         openWorldHint: pythonNet,
       },
       run: (args, extra) => execute(ctx, args.language, args, extra),
+      job: (args) => ctx.service.submit(ctx.caller, requestOf(args.language, args)),
     }),
   ];
 }
 
-async function execute(ctx: ToolContext, language: Language, args: RunArgs, extra: Extra) {
-  const request: ExecuteRequest = {
+/** The library's request for a run tool's arguments. */
+function requestOf(language: Language, args: RunArgs): ExecuteRequest {
+  return {
     language,
     code: args.code,
     ...(args.sandbox_id !== undefined ? { sandboxId: args.sandbox_id } : {}),
@@ -125,6 +132,10 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
       ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
       : {}),
   };
+}
+
+async function execute(ctx: ToolContext, language: Language, args: RunArgs, extra: Extra) {
+  const request = requestOf(language, args);
   if (args.async) {
     const job = ctx.service.submit(ctx.caller, request);
     return result(
@@ -139,9 +150,7 @@ async function execute(ctx: ToolContext, language: Language, args: RunArgs, extr
       signal: extra.signal,
       onOutput: progress.onOutput,
     });
-    return fitRun(r, inlineImages(r.images), ctx.maxResponseBytes, (view, attached) =>
-      result(runStructured(view), runText(view, attached), imageContent(attached)),
-    );
+    return runAnswer(r, ctx.maxResponseBytes);
   } finally {
     progress.stop();
   }
