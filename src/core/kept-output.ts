@@ -136,7 +136,8 @@ export class KeptOutputs {
     if (!entry || entry.owner !== owner || entry.expiresAt <= this.now()) {
       throw new PolyboxError(
         "FILE_NOT_FOUND",
-        `no kept ${stream} of a run ${JSON.stringify(runId)}: the output of a one-shot run is kept for ${humanDuration(this.retentionMs)} after it (--job-retention), at most ${formatBytes(this.maxBytes)} in all`,
+        `no kept ${stream} of a run ${JSON.stringify(runId)}: the output of a one-shot run is kept for ${humanDuration(this.retentionMs)} after it (retentionMs), at most ${formatBytes(this.maxBytes)} in all`,
+        { details: { limit: "retentionMs" } },
       );
     }
     return Buffer.from(await this.files.read(name)).toString();

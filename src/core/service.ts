@@ -480,7 +480,8 @@ export function checkInlineOutput(bytes: number): number {
   if (!Number.isInteger(bytes) || bytes < MIN_INLINE_OUTPUT_BYTES) {
     throw new PolyboxError(
       "INVALID_ARGUMENT",
-      `the inline output limit (--inline-output) must be a whole number of bytes, at least ${MIN_INLINE_OUTPUT_BYTES}, got ${bytes}`,
+      `the inline output limit (inlineOutputBytes) must be a whole number of bytes, at least ${MIN_INLINE_OUTPUT_BYTES}, got ${bytes}`,
+      { details: { limit: "inlineOutputBytes", value: bytes } },
     );
   }
   return bytes;

@@ -25,6 +25,7 @@ const FLAGS: Record<string, string> = {
   maxOutputBytes: "--max-output",
   workspaceQuotaBytes: "--workspace-quota",
   maxCodeBytes: "--max-code",
+  inlineOutputBytes: "--inline-output",
 };
 
 /**
