@@ -16,6 +16,9 @@ export const DEFAULT_HOST = "127.0.0.1";
 
 const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
 
+/** How long closing sandboxes, jobs and engine processes may take once a stop is asked for. */
+const SHUTDOWN_MS = 15_000;
+
 export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
   if (flags.tools) checkToolNames(flags.tools);
   if (flags.maxResponseBytes !== undefined) checkResponseLimit(flags.maxResponseBytes);
@@ -65,8 +68,15 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
       await http.close();
     }
   } finally {
+    // Stopping is bounded: a server asked to stop is gone within SHUTDOWN_MS whatever hangs.
+    setTimeout(() => {
+      log(`stopping took longer than ${SHUTDOWN_MS / 1000} s; exiting now`);
+      process.exit(1);
+    }, SHUTDOWN_MS).unref();
     await service.close();
     await runtime.close();
   }
+  // Everything is closed: whatever handle a library left referenced may not keep us running.
+  setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
 }
