@@ -5,7 +5,9 @@
 
 import { defineCommand } from "just-bash";
 import { runSort } from "./sort.js";
+import { runUniq } from "./uniq.js";
 
 export const dataCommands = [
   defineCommand("sort", runSort),
+  defineCommand("uniq", runUniq),
 ];
