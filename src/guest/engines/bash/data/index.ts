@@ -5,9 +5,11 @@
 
 import { defineCommand } from "just-bash";
 import { runSort } from "./sort.js";
+import { runTr } from "./tr.js";
 import { runUniq } from "./uniq.js";
 
 export const dataCommands = [
   defineCommand("sort", runSort),
   defineCommand("uniq", runUniq),
+  defineCommand("tr", runTr),
 ];
