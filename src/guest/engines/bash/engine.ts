@@ -9,6 +9,7 @@ import { type Engine, type EngineOutcome, type RunContext, recyclable } from "..
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
+import { dataCommands } from "./data/index.js";
 import { extraCommands } from "./extra-commands.js";
 import { unixCommands } from "./unix-commands.js";
 
@@ -114,7 +115,12 @@ async function createInstance(): Promise<Engine> {
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
         commands: AVAILABLE,
-        customCommands: [...unavailableCommands, ...extraCommands, ...unixCommands],
+        customCommands: [
+          ...unavailableCommands,
+          ...extraCommands,
+          ...unixCommands,
+          ...dataCommands,
+        ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
       try {
