@@ -118,7 +118,7 @@ function refuseUnknownTools(server: McpServer): void {
   const sdkCall = handlers.get("tools/call");
   if (!sdkCall) return;
   guarded.add(server);
-  handlers.set("tools/call", (request, extra) => {
+  handlers.set("tools/call", async (request, extra) => {
     const tools = (server as unknown as McpServerInternals)._registeredTools;
     const name = request.params?.name;
     if (typeof name === "string" && !Object.hasOwn(tools, name)) {
