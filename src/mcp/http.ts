@@ -36,7 +36,7 @@ export interface HttpOptions {
   tokens?: readonly string[];
   /** Sessions open at once (default 256). */
   maxSessions?: number;
-  /** A session unused this long is closed (default 30 min). */
+  /** A session unused this long, with no request being answered, is closed (default 30 min). */
   sessionIdleMs?: number;
 }
 
@@ -57,7 +57,13 @@ const EVENT_MIN_BYTES = 64 * 1024 * 1024;
 
 interface Session {
   transport: StreamableHTTPServerTransport;
+  /** When a request of it last arrived or was last answered. */
   lastSeen: number;
+  /**
+   * Its POST responses still open: a session is in use while a request is answered (a long
+   * tools/call, a tasks/result that waits for its task), however long that takes.
+   */
+  busy: number;
   /** The token that opened it: a session answers only requests that present the same one. */
   token: Buffer | null;
 }
@@ -111,6 +117,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     const existing = found && (found.token === null || found.token === token) ? found : undefined;
     if (existing) {
       existing.lastSeen = Date.now();
+      if (req.method === "POST") inUse(existing, res);
       return existing.transport.handleRequest(req, res, body);
     }
     if (sessionId !== undefined) {
@@ -138,7 +145,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => newId,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, lastSeen: Date.now(), token });
+        sessions.set(id, { transport, lastSeen: Date.now(), busy: 0, token });
       },
       // Resumability: a stream that drops mid-run can be resumed with Last-Event-ID.
       eventStore: events.forSession(newId),
@@ -192,7 +199,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     () => {
       const now = Date.now();
       for (const [id, s] of sessions) {
-        if (now - s.lastSeen >= sessionIdleMs) {
+        if (s.busy === 0 && now - s.lastSeen >= sessionIdleMs) {
           sessions.delete(id);
           void s.transport.close();
         }
@@ -213,6 +220,15 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Counts a response as the session's use until it is closed, answered or not. */
+function inUse(session: Session, res: ServerResponse): void {
+  session.busy++;
+  res.once("close", () => {
+    session.busy--;
+    session.lastSeen = Date.now();
+  });
 }
 
 function sha256(text: string): Buffer {

@@ -1,5 +1,6 @@
 // T22, the end of a token-less HTTP session by idleness: its sandboxes are closed with it, since
-// nobody else can reach them, while a token's sandboxes outlive its sessions. In process, with the
+// nobody else can reach them, while a token's sandboxes outlive its sessions. A session whose
+// request is still being answered is in use, not idle. In process, with the
 // HTTP server's own session timeout shortened (the CLI keeps the 30-minute default).
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -9,6 +10,15 @@ import { SandboxService } from "../../dist/index.js";
 import { type HttpServer, serveHttp } from "../../dist/mcp/http.js";
 import { call, text } from "../helpers/mcp-client.js";
 import { type Runtime, testRuntime } from "../helpers/runtime.js";
+
+/**
+ * Long enough that no gap between one client's requests reaches it on a loaded machine: the
+ * client compiles a validator for every output schema after tools/list, in this process, which
+ * has taken over a second on a loaded 2-core machine.
+ */
+const IDLE_MS = 3000;
+/** The session sweep runs every IDLE_MS, so a session goes between IDLE_MS and twice that. */
+const EXPIRED_AFTER_MS = 2 * IDLE_MS + 500;
 
 let runtime: Runtime | null = null;
 let service: SandboxService | null = null;
@@ -31,7 +41,7 @@ async function start(tokens?: string[]): Promise<string> {
     version: "0.0.0",
     host: "127.0.0.1",
     port: 0,
-    sessionIdleMs: 1000,
+    sessionIdleMs: IDLE_MS,
     ...(tokens ? { tokens } : {}),
   });
   return http.url;
@@ -49,7 +59,8 @@ async function connect(url: string, token?: string): Promise<Client> {
 }
 
 async function idleUntil(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 60 && !done(); i++) await new Promise((r) => setTimeout(r, 100));
+  const until = Date.now() + EXPIRED_AFTER_MS + 2000;
+  while (!done() && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
 }
 
 describe("T22: session expiry", () => {
@@ -63,11 +74,21 @@ describe("T22: session expiry", () => {
     expect(service!.sandboxes.size).toBe(0);
   });
 
+  it("a session answering a request is in use, however long the request takes", async () => {
+    const url = await start();
+    const client = await connect(url);
+    const code = `import time\ntime.sleep(${(EXPIRED_AFTER_MS + 1000) / 1000})\nprint('done')`;
+    const long = await call(client, "execute_python", { code, timeout_seconds: 60 });
+    expect(long.structuredContent?.stdout).toBe("done\n");
+    const next = await call(client, "execute_python", { code: "print('still here')" });
+    expect(next.structuredContent?.stdout).toBe("still here\n");
+  });
+
   it("T22: a token's sandboxes outlive its expired session and are found again with the token", async () => {
     const url = await start(["tok-1"]);
     const first = await connect(url, "tok-1");
     const id = (await call(first, "create_sandbox", {})).structuredContent?.sandbox_id;
-    await new Promise((r) => setTimeout(r, 2500)); // the session expires meanwhile
+    await new Promise((r) => setTimeout(r, EXPIRED_AFTER_MS)); // the session expires meanwhile
     await expect(call(first, "get_sandbox_status", {})).rejects.toThrow(
       /unknown or expired session/,
     );
