@@ -423,11 +423,11 @@ export class Workspace {
    * files whose hash is not known yet, so a second snapshot of a workspace costs little.
    */
   async describe(
-    digest: (hostPath: string, relPath: string) => Promise<string>,
+    digest?: (hostPath: string, relPath: string) => Promise<string>,
   ): Promise<WorkspaceEntry[]> {
     const out: WorkspaceEntry[] = [];
     for (const [p, e] of this.entries) {
-      if (e.type === "file" && e.hash === undefined)
+      if (digest && e.type === "file" && e.hash === undefined)
         e.hash = await digest(await this.hostPath(p), p);
       out.push({
         path: p,
