@@ -63,6 +63,12 @@ Server (mcp, serve):
                                 out (the answer says how to fetch them). The SDK's stdio client
                                 drops the connection past 10 MiB; Claude's apps refuse over 1 MB
   --idle-timeout=30m            close sandboxes unused this long (0 = never)
+  --max-lifetime=DURATION       close sandboxes open this long, busy or not (default: no limit)
+  --data-dir=DIR                named sandboxes and snapshots (default: the per-user state dir,
+                                e.g. ~/.local/state/polybox)
+  --data-quota=10G              bytes the data dir may hold, named workspaces and snapshots together
+  --max-snapshots=32            snapshots one sandbox may have
+  --snapshot-quota=4G           bytes one sandbox's snapshots may add up to
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
   --job-retention=10m           how long finished async jobs keep their results
   --tools=LIST                  only these tools, e.g. --tools=execute_python,read_file

@@ -20,7 +20,6 @@ import os from "node:os";
 import path from "node:path";
 import { PolyboxError } from "./errors.js";
 import { formatBytes, type Limits } from "./limits.js";
-import type { EngineKind } from "./run-host.js";
 import { syncDir, type WorkspaceEntry } from "./workspace.js";
 
 export const DEFAULT_DATA_QUOTA_BYTES = 10 * 1024 ** 3;
@@ -82,7 +81,8 @@ export interface SandboxMeta {
   version: 1;
   id: string;
   name: string;
-  engine: EngineKind;
+  /** The sandbox's EngineKind (run-host.ts, which imports this module). */
+  engine: "wasm" | "native";
   limits: Limits;
   createdAt: number;
   /** The scope's hash, as in the directory's path. */
@@ -490,7 +490,7 @@ export class DataDir {
         dropped++;
       }
     }
-    if (dropped > 0 || this.objectBytes > 0) await this.collectGarbage();
+    if (dropped > 0) await this.collectGarbage();
   }
 
   private async readManifest(scope: string, id: string): Promise<Manifest | null> {
