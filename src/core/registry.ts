@@ -76,6 +76,9 @@ export interface CreateOptions {
   scope?: string;
 }
 
+/** The option whose limit closed a sandbox that expired. */
+type ExpiryLimit = "idleTimeoutMs" | "maxLifetimeMs";
+
 /** How many ids of closed sandboxes are remembered, to say "closed" rather than "never existed". */
 const REMEMBERED_CLOSED = 1000;
 
@@ -89,7 +92,7 @@ export class SandboxManager {
   /** Why a sandbox went away, told only to its owner. */
   private readonly closedReasons = new Map<
     string,
-    { owner: string; reason: string; code: PolyboxErrorCode }
+    { owner: string; reason: string; code: PolyboxErrorCode; limit?: ExpiryLimit }
   >();
   readonly maxLifetimeMs: number;
   private readonly recordLive: boolean;
@@ -353,6 +356,7 @@ export class SandboxManager {
             `it reached its maximum lifetime of ${humanDuration(this.maxLifetimeMs)} (maxLifetimeMs)`,
           ),
           "SANDBOX_EXPIRED",
+          { limit: "maxLifetimeMs" },
         ),
       ),
       ...idle.map(([id, e]) =>
@@ -361,6 +365,7 @@ export class SandboxManager {
           e,
           why(e, `it was idle for ${humanDuration(this.idleTimeoutMs)} (idleTimeoutMs)`),
           "SANDBOX_EXPIRED",
+          { limit: "idleTimeoutMs" },
         ),
       ),
     ]);
@@ -397,7 +402,17 @@ export class SandboxManager {
       mine
         ? `sandbox ${id} no longer exists: ${mine.reason}; create a new one`
         : `no sandbox with id ${JSON.stringify(id)}`,
-      { details: { sandboxId: id } },
+      {
+        details: {
+          sandboxId: id,
+          ...(mine?.limit
+            ? {
+                limit: mine.limit,
+                value: mine.limit === "idleTimeoutMs" ? this.idleTimeoutMs : this.maxLifetimeMs,
+              }
+            : {}),
+        },
+      },
     );
   }
 
@@ -406,15 +421,20 @@ export class SandboxManager {
     entry: Entry,
     reason: string,
     code: PolyboxErrorCode,
-    options: { delete?: boolean } = {},
+    options: { delete?: boolean; limit?: ExpiryLimit } = {},
   ): Promise<void> {
     this.entries.delete(id);
-    this.closedReasons.set(id, { owner: entry.owner, reason, code });
+    this.closedReasons.set(id, {
+      owner: entry.owner,
+      reason,
+      code,
+      ...(options.limit ? { limit: options.limit } : {}),
+    });
     if (this.closedReasons.size > REMEMBERED_CLOSED) {
       this.closedReasons.delete(this.closedReasons.keys().next().value!);
     }
     this.saveLive();
-    await entry.sandbox.close(options);
+    await entry.sandbox.close(options.delete ? { delete: true } : {});
   }
 
   private describe(entry: Entry): ManagedSandboxInfo {

@@ -724,6 +724,14 @@ export class Sandbox {
       refusal = `workspace quota exceeded: the run's files would take ${bytes} bytes, over ${describeLimit("workspaceQuotaBytes", quota)}; its file changes were discarded`;
     } else if (entries > MAX_WORKSPACE_ENTRIES) {
       refusal = `workspace quota exceeded: the run would leave ${entries} files and directories, over the limit of ${MAX_WORKSPACE_ENTRIES}; its file changes were discarded`;
+    } else if (this.home !== null) {
+      // A named workspace also counts against the data directory's quota.
+      try {
+        this.runtime.state.check(bytes - this.workspace.usedBytes);
+      } catch (error) {
+        if (!isPolyboxError(error, "QUOTA_EXCEEDED")) throw error;
+        refusal = `${error.message}; the run's file changes were discarded`;
+      }
     }
     if (refusal) {
       this.synced.set(language, null);

@@ -56,7 +56,7 @@ export function toolHint(error: PolyboxError): string | undefined {
         return "use a sandbox_id returned by create_sandbox (get_sandbox_status lists yours), or omit sandbox_id for a one-shot run";
       case "SANDBOX_EXPIRED":
       case "SANDBOX_LOST":
-        return "create a new one with create_sandbox; a named sandbox (create_sandbox with name) keeps its files and reopens by name";
+        return "create_sandbox makes a new one; a named sandbox (create_sandbox with name) keeps its files and reopens by name";
       case "SNAPSHOT_NOT_FOUND":
         return "use a snapshot_id returned by snapshot_sandbox (list_snapshots lists yours)";
       case "QUOTA_EXCEEDED":

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultDataDir } from "../../dist/index.js";
+import { defaultDataDir, SandboxManager } from "../../dist/index.js";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 let dataDir: string;
@@ -214,5 +214,60 @@ describe("the data directory", () => {
     expect(
       defaultDataDir({ LOCALAPPDATA: "C:\\Users\\u\\AppData\\Local" }, "win32", "C:\\Users\\u"),
     ).toBe("C:\\Users\\u\\AppData\\Local\\polybox");
+  });
+});
+
+describe("the manager's lifecycle", () => {
+  it("a held sandbox (a run queued or running) is never idle; expiry is its own code", async () => {
+    let now = Date.now() + 1000;
+    const manager = new SandboxManager({ runtime: rt, idleTimeoutMs: 1000, now: () => now });
+    try {
+      const sb = await manager.create({ owner: "o" });
+      const release = manager.hold(sb.id, "o");
+      now += 60_000;
+      expect(await manager.sweep()).toEqual([]);
+      release();
+      now += 999;
+      expect(await manager.sweep()).toEqual([]);
+      now += 1;
+      expect(await manager.sweep()).toEqual([sb.id]);
+      expect(() => manager.get(sb.id, "o")).toThrow(
+        expect.objectContaining({
+          code: "SANDBOX_EXPIRED",
+          details: { sandboxId: sb.id, limit: "idleTimeoutMs", value: 1000 },
+        }),
+      );
+      // Another owner hears what an unknown id gets.
+      expect(() => manager.get(sb.id, "other")).toThrow(
+        expect.objectContaining({ code: "SANDBOX_NOT_FOUND" }),
+      );
+    } finally {
+      await manager.closeAll();
+    }
+  });
+
+  it("a named sandbox past its lifetime is unloaded, its files kept", async () => {
+    let now = Date.now() + 1000;
+    const manager = new SandboxManager({
+      runtime: rt,
+      idleTimeoutMs: 0,
+      maxLifetimeMs: 5000,
+      now: () => now,
+    });
+    try {
+      const sb = await manager.create({ owner: "o" }, { name: "aging", scope: "s" });
+      await sb.files.write("kept.txt", "kept");
+      const release = manager.hold(sb.id, "o");
+      now += 5000;
+      // The lifetime is hard: a held sandbox goes too.
+      expect(await manager.sweep()).toEqual([sb.id]);
+      release();
+      expect(() => manager.get(sb.id, "o")).toThrow(/maximum lifetime.*its files are kept/);
+      const again = await manager.create({ owner: "o" }, { name: "aging", scope: "s" });
+      expect(await again.files.read("kept.txt", "utf8")).toBe("kept");
+      await again.close({ delete: true });
+    } finally {
+      await manager.closeAll();
+    }
   });
 });
