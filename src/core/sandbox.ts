@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
+import path from "node:path";
 import { limitMessage } from "../protocol/limit-messages.js";
 import {
   type EngineLanguage,
@@ -271,7 +272,7 @@ export class Sandbox {
           engine: sandbox.engine,
           limits: { ...limits },
           createdAt: sandbox.createdAt,
-          scope: state.scopeDir(scope).split(/[/]/).pop()!,
+          scope: path.basename(state.scopeDir(scope)),
         };
         await state.createNamed(home, record);
       } else sandbox.createdAt = meta.createdAt;

@@ -5,7 +5,7 @@
 // workspace.ts): a write renames a new file over the link, and the object stays as it was.
 //
 //   <root>/objects/ab/cdef…                      file contents by sha256, shared by every snapshot
-//   <root>/tmp/                                  objects being added (same file system: renamed in)
+//   <root>/tmp/<pid>/                            objects being added (same file system: renamed in)
 //   <root>/scopes/<scope>/sandboxes/<name>/      meta.json, lock, workspace/, staging/
 //   <root>/scopes/<scope>/snapshots/<id>.json    a snapshot's manifest
 //   <root>/live/<pid>.json, <root>/lost.json     ephemeral sandboxes of this and of dead processes
@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { PolyboxError } from "./errors.js";
 import { formatBytes, type Limits } from "./limits.js";
-import { syncDir, type WorkspaceEntry } from "./workspace.js";
+import { DIR_COST_BYTES, syncDir, type WorkspaceEntry } from "./workspace.js";
 
 export const DEFAULT_DATA_QUOTA_BYTES = 10 * 1024 ** 3;
 export const DEFAULT_MAX_SNAPSHOTS = 32;
@@ -160,13 +160,18 @@ export class DataDir {
     await fs.mkdir(this.root, { recursive: true, mode: 0o700 });
     for (const sub of ["objects", "scopes", "live"])
       await fs.mkdir(this.p(sub), { recursive: true });
-    await fs.rm(this.p("tmp"), { recursive: true, force: true });
-    await fs.mkdir(this.p("tmp"));
-    this.objectBytes = await treeBytes(this.p("objects"));
+    // Each process stages in a directory of its own; a dead one's leftovers go.
+    for (const name of await names(this.p("tmp"))) {
+      const pid = Number(name);
+      if (pid === process.pid || !pid || !alive(pid))
+        await fs.rm(this.p("tmp", name), { recursive: true, force: true });
+    }
+    await fs.mkdir(this.p("tmp", String(process.pid)), { recursive: true });
+    this.objectBytes = await treeBytes(this.p("objects"), 0);
     for (const scope of await names(this.p("scopes"))) {
       for (const name of await names(this.p("scopes", scope, "sandboxes"))) {
         const dir = this.p("scopes", scope, "sandboxes", name);
-        this.workspaceBytes.set(dir, await treeBytes(path.join(dir, "workspace")));
+        this.workspaceBytes.set(dir, await treeBytes(path.join(dir, "workspace"), DIR_COST_BYTES));
       }
     }
     await this.collectDead();
@@ -270,7 +275,7 @@ export class DataDir {
    * there; a copy where linking fails.
    */
   async ingest(hostPath: string): Promise<string> {
-    const staged = this.p("tmp", randomUUID());
+    const staged = this.p("tmp", String(process.pid), randomUUID());
     const st = await fs.lstat(hostPath);
     if (!st.isFile()) throw new PolyboxError("NOT_A_FILE", "a snapshot holds regular files only");
     const linked = await fs.link(hostPath, staged).then(
@@ -550,12 +555,12 @@ async function exists(p: string): Promise<boolean> {
   return (await fs.lstat(p).catch(() => null)) !== null;
 }
 
-/** Bytes of the regular files under `dir` (directories at their own cost are the workspace's). */
-async function treeBytes(dir: string): Promise<number> {
+/** Bytes of the regular files under `dir`, and `dirCost` per directory (a workspace counts them). */
+async function treeBytes(dir: string, dirCost: number): Promise<number> {
   let n = 0;
   for (const d of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
     const p = path.join(dir, d.name);
-    if (d.isDirectory()) n += 4096 + (await treeBytes(p));
+    if (d.isDirectory()) n += dirCost + (await treeBytes(p, dirCost));
     else if (d.isFile()) n += (await fs.lstat(p)).size;
   }
   return n;

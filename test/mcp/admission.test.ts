@@ -25,7 +25,7 @@ describe("--tools", () => {
     expect(r.isError).toBe(true);
   });
 
-  it("lists all sixteen tools by default", async () => {
+  it("lists all twenty-one tools by default", async () => {
     server = await stdioServer();
     const { tools } = await server.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
@@ -46,6 +46,11 @@ describe("--tools", () => {
         "read_file",
         "upload_file",
         "write_file",
+        "snapshot_sandbox",
+        "restore_sandbox",
+        "fork_sandbox",
+        "list_snapshots",
+        "delete_snapshot",
       ].sort(),
     );
   });
