@@ -17,6 +17,7 @@ export {
 } from "./core/registry.js";
 export {
   type EngineKind,
+  type NamedSandboxInfo,
   type OneShotOptions,
   run,
   Sandbox,
@@ -38,6 +39,7 @@ export {
   SandboxService,
   type ServiceOptions,
 } from "./core/service.js";
+export { defaultDataDir, type SnapshotInfo } from "./core/state.js";
 export {
   type FileInfo,
   type FullOutput,

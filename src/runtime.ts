@@ -21,6 +21,7 @@ import {
   type RunHost,
   type SandboxRuntime,
 } from "./core/run-host.js";
+import { DataDir, defaultDataDir } from "./core/state.js";
 import { sweepStaleTempDirs } from "./core/tmp.js";
 import type { Permissions } from "./core/types.js";
 import { PYODIDE_DIR } from "./supervisor/assets.js";
@@ -41,6 +42,8 @@ export class Runtime implements SandboxRuntime {
   readonly log: LogFn;
   /** @internal */
   readonly packages: PackageResolver;
+  /** @internal */
+  readonly state: DataDir;
   /** Which engines this runtime offers (see `Isolation`). */
   readonly isolation: Isolation;
   /** L3 for the WASM engine host on Linux: whether it is on, and what it is or why not. */
@@ -62,6 +65,16 @@ export class Runtime implements SandboxRuntime {
       env: [...(options.permissions?.env ?? [])],
     };
     this.pool = { ...defaultPoolSizes(), ...options.pool };
+    this.state = new DataDir({
+      root: options.dataDir ?? defaultDataDir(),
+      ...(options.dataDirQuotaBytes !== undefined ? { quotaBytes: options.dataDirQuotaBytes } : {}),
+      ...(options.maxSnapshotsPerSandbox !== undefined
+        ? { maxSnapshotsPerSandbox: options.maxSnapshotsPerSandbox }
+        : {}),
+      ...(options.maxSnapshotBytesPerSandbox !== undefined
+        ? { maxSnapshotBytesPerSandbox: options.maxSnapshotBytesPerSandbox }
+        : {}),
+    });
     this.packages = new PackageResolver({
       sources: [...(options.pythonPackages ?? [])],
       allowNet: this.permissions.net,

@@ -30,6 +30,11 @@ export interface Flags {
   /** Bytes of each output stream a result holds before its middle is cut. */
   inlineOutputBytes?: number;
   idleTimeoutMs?: number;
+  maxLifetimeMs?: number;
+  dataDir?: string;
+  dataDirQuotaBytes?: number;
+  maxSnapshotsPerSandbox?: number;
+  maxSnapshotBytesPerSandbox?: number;
   rateLimit?: RateLimit;
   jobRetentionMs?: number;
   tools?: string[];
@@ -75,6 +80,7 @@ type Kind =
   | "bool"
   | "pool"
   | "isolation"
+  | "path"
   | "append";
 
 interface FlagSpec {
@@ -104,6 +110,11 @@ const FLAGS: Record<string, FlagSpec> = {
   "max-response": { kind: "size", key: "maxResponseBytes", on: SERVERS },
   "inline-output": { kind: "size", key: "inlineOutputBytes", on: SERVERS },
   "idle-timeout": { kind: "duration", key: "idleTimeoutMs", on: SERVERS },
+  "max-lifetime": { kind: "duration", key: "maxLifetimeMs", on: SERVERS },
+  "data-dir": { kind: "path", key: "dataDir", on: SERVERS },
+  "data-quota": { kind: "size", key: "dataDirQuotaBytes", on: SERVERS },
+  "max-snapshots": { kind: "int", key: "maxSnapshotsPerSandbox", on: SERVERS },
+  "snapshot-quota": { kind: "size", key: "maxSnapshotBytesPerSandbox", on: SERVERS },
   "rate-limit": { kind: "rate", key: "rateLimit", on: SERVERS },
   "job-retention": { kind: "duration", key: "jobRetentionMs", on: SERVERS },
   tools: { kind: "list", key: "tools", on: SERVERS },
@@ -239,6 +250,8 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
       return parsed(parseRateLimit);
     case "pool":
       return parsePool(value!, fail);
+    case "path":
+      return value === "" ? fail("needs a directory") : path.resolve(value!);
     case "isolation":
       return ["wasm", "native", "auto"].includes(value!)
         ? value

@@ -67,6 +67,12 @@ Server (mcp, serve):
                                 in the sandbox; a one-shot run's for --job-retention) linked from
                                 the answer as an MCP resource
   --idle-timeout=30m            close sandboxes unused this long (0 = never)
+  --max-lifetime=DURATION       close sandboxes open this long, busy or not (default: no limit)
+  --data-dir=DIR                named sandboxes and snapshots (default: the per-user state dir,
+                                e.g. ~/.local/state/polybox)
+  --data-quota=10G              bytes the data dir may hold, named workspaces and snapshots together
+  --max-snapshots=32            snapshots one sandbox may have
+  --snapshot-quota=4G           bytes one sandbox's snapshots may add up to
   --rate-limit=N cpu-s/min      run time per client per minute (default: unlimited), e.g. 10cpu-s/min
   --job-retention=10m           how long finished async jobs (and MCP tasks) keep their results, and
                                 one-shot runs their long output

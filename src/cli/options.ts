@@ -29,6 +29,16 @@ export function runtimeOptions(flags: Flags): RuntimeOptions {
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
     ...(flags.pool ? { pool: flags.pool } : {}),
     ...(flags.isolation ? { isolation: flags.isolation } : {}),
+    ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}),
+    ...(flags.dataDirQuotaBytes !== undefined
+      ? { dataDirQuotaBytes: flags.dataDirQuotaBytes }
+      : {}),
+    ...(flags.maxSnapshotsPerSandbox !== undefined
+      ? { maxSnapshotsPerSandbox: flags.maxSnapshotsPerSandbox }
+      : {}),
+    ...(flags.maxSnapshotBytesPerSandbox !== undefined
+      ? { maxSnapshotBytesPerSandbox: flags.maxSnapshotBytesPerSandbox }
+      : {}),
     ...(flags.nativePython || flags.nativeBash || flags.nativeNode
       ? {
           nativeInterpreters: {
@@ -63,6 +73,9 @@ export function serviceOptions(
     maxRunsPerClient:
       flags.maxRunsPerClient ?? share(command, concurrency + defaultQueueLimit(concurrency)),
     ...(flags.idleTimeoutMs !== undefined ? { idleTimeoutMs: flags.idleTimeoutMs } : {}),
+    ...(flags.maxLifetimeMs !== undefined ? { maxLifetimeMs: flags.maxLifetimeMs } : {}),
+    // A server records its ephemeral sandboxes, so that its successor can say they were lost.
+    recordLive: true,
     ...(flags.rateLimit !== undefined ? { rateLimit: flags.rateLimit } : {}),
     ...(flags.jobRetentionMs !== undefined ? { jobRetentionMs: flags.jobRetentionMs } : {}),
     ...(flags.inlineOutputBytes !== undefined

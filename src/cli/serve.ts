@@ -31,6 +31,9 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
   );
   const runtime = await Runtime.create(runtimeOptions(flags));
   const service = new SandboxService({ runtime, ...serviceOptions(flags, command) });
+  // The data directory is read before the first request, so a call with the id of a sandbox
+  // the previous process had is told that it was lost.
+  await service.ready;
   const signalled = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));

@@ -88,4 +88,15 @@ export interface RuntimeOptions {
   /** Where Python packages come from: directories of wheels or a Pyodide distribution, and
    * package index URLs (PEP 503), tried in order. URLs also need their host in `permissions.net`. */
   pythonPackages?: string[];
+  /**
+   * Where state that outlives the process lives: named sandboxes, snapshots (default: the
+   * per-user state dir, see `defaultDataDir`). Nothing is written there until it is used.
+   */
+  dataDir?: string;
+  /** Bytes the data directory may hold, objects and named workspaces together (default 10 GiB). */
+  dataDirQuotaBytes?: number;
+  /** Snapshots one sandbox may have (default 32). */
+  maxSnapshotsPerSandbox?: number;
+  /** Bytes one sandbox's snapshots may add up to, as its workspace held them (default 4 GiB). */
+  maxSnapshotBytesPerSandbox?: number;
 }

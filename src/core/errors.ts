@@ -12,6 +12,9 @@ export type PolyboxErrorCode =
   | "QUOTA_EXCEEDED"
   | "SANDBOX_CLOSED"
   | "SANDBOX_NOT_FOUND"
+  | "SANDBOX_EXPIRED"
+  | "SANDBOX_LOST"
+  | "SNAPSHOT_NOT_FOUND"
   | "SANDBOX_BUSY"
   | "TOO_MANY_SANDBOXES"
   | "SERVER_BUSY"
@@ -36,6 +39,9 @@ export interface PolyboxErrorDetails {
   /** That option's value. */
   value?: number | string;
   sandboxId?: string;
+  /** A named sandbox's name. */
+  name?: string;
+  snapshotId?: string;
   jobId?: string;
   /** Network hosts that would have to be granted (`permissions.net`). */
   hosts?: string[];

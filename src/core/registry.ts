@@ -3,10 +3,12 @@
 // session, a stdio connection); every lookup names the caller, and another owner's sandbox is
 // "not found", word for word as an unknown id, so ids cannot be probed. The manager bounds how
 // many exist at once, in total and per account (whose limits a sandbox counts against), and
-// closes the ones nobody has used for `idleTimeoutMs`, so that a client that forgets
-// `close_sandbox` cannot hold memory and disk forever.
+// closes the ones nobody has used for `idleTimeoutMs` (or that lived `maxLifetimeMs`), so that a
+// client that forgets to close one cannot hold memory and disk forever. A named sandbox is
+// unloaded instead (its files stay in the data directory). A sandbox that went away says why:
+// closed, expired, or (told by the service) lost with an earlier server process.
 
-import { PolyboxError } from "./errors.js";
+import { PolyboxError, type PolyboxErrorCode } from "./errors.js";
 import { humanDuration } from "./human.js";
 import type { Limits } from "./limits.js";
 import type { SandboxRuntime } from "./run-host.js";
@@ -22,8 +24,15 @@ export interface SandboxManagerOptions {
   maxSandboxes?: number;
   /** Sandboxes one account may have open at once (default: `maxSandboxes`). */
   maxSandboxesPerClient?: number;
-  /** A sandbox unused this long is closed (default 30 min; 0 = never). */
+  /** A sandbox unused this long is closed (default 30 min; 0 = never). Runs and queued ones count as use. */
   idleTimeoutMs?: number;
+  /** A sandbox open this long is closed whatever it is doing (default 0 = no limit). */
+  maxLifetimeMs?: number;
+  /**
+   * Record the ephemeral sandboxes open in the runtime's data directory, so that a manager of a
+   * later process can tell their ids from ones that never existed (default false).
+   */
+  recordLive?: boolean;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -31,7 +40,7 @@ export interface SandboxManagerOptions {
 export interface ManagedSandboxInfo extends SandboxInfo {
   /** The language `execute_code` uses when the caller names none. */
   defaultLanguage: Language | null;
-  /** When the idle timeout will close it, if it stays unused; null when there is no timeout. */
+  /** When the idle timeout (or the lifetime limit) will close it; null when neither applies. */
   expiresAt: number | null;
   limits: Limits;
 }
@@ -50,7 +59,25 @@ interface Entry {
   defaultLanguage: Language | null;
   /** Last time a caller looked the sandbox up (a queued job counts as use before it runs). */
   touchedAt: number;
+  /** When this manager opened it. */
+  openedAt: number;
+  /** Runs queued or running for it: while there are any, it is not idle. */
+  holds: number;
 }
+
+/** What a new sandbox is: ephemeral, or named (opened from the data directory, or made there). */
+export interface CreateOptions {
+  limits?: Partial<Limits>;
+  defaultLanguage?: Language;
+  engine?: EngineKind;
+  /** A named sandbox's name: opened if it exists in `scope`, made there if not. */
+  name?: string;
+  /** Whose names and snapshots (see SandboxOptions.scope). */
+  scope?: string;
+}
+
+/** The option whose limit closed a sandbox that expired. */
+type ExpiryLimit = "idleTimeoutMs" | "maxLifetimeMs";
 
 /** How many ids of closed sandboxes are remembered, to say "closed" rather than "never existed". */
 const REMEMBERED_CLOSED = 1000;
@@ -63,7 +90,15 @@ export class SandboxManager {
   private readonly now: () => number;
   private readonly entries = new Map<string, Entry>();
   /** Why a sandbox went away, told only to its owner. */
-  private readonly closedReasons = new Map<string, { owner: string; reason: string }>();
+  private readonly closedReasons = new Map<
+    string,
+    { owner: string; reason: string; code: PolyboxErrorCode; limit?: ExpiryLimit }
+  >();
+  readonly maxLifetimeMs: number;
+  private readonly recordLive: boolean;
+  /** Named sandboxes being opened, by scope and name, so two calls share one open. */
+  private readonly opening = new Map<string, Promise<Sandbox>>();
+  private liveWrites: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout | null;
   private creating = 0;
   private readonly creatingBy = new Map<string, number>();
@@ -74,6 +109,8 @@ export class SandboxManager {
     this.maxSandboxes = options.maxSandboxes ?? DEFAULT_MAX_SANDBOXES;
     this.maxSandboxesPerClient = options.maxSandboxesPerClient ?? this.maxSandboxes;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.maxLifetimeMs = options.maxLifetimeMs ?? 0;
+    this.recordLive = options.recordLive ?? false;
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.maxSandboxes) || this.maxSandboxes < 1) {
       throw new PolyboxError(
@@ -87,15 +124,68 @@ export class SandboxManager {
         `maxSandboxesPerClient must be a positive integer, got ${this.maxSandboxesPerClient}`,
       );
     }
+    if (!(this.maxLifetimeMs >= 0)) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `maxLifetimeMs must be 0 (no limit) or more, got ${this.maxLifetimeMs}`,
+      );
+    }
     // Sweep a few times per timeout so a sandbox outlives its deadline by at most a quarter of it.
-    const every = Math.min(60_000, Math.max(1000, Math.floor(this.idleTimeoutMs / 4)));
-    this.timer = this.idleTimeoutMs > 0 ? setInterval(() => void this.sweep(), every) : null;
+    const shortest = Math.min(
+      ...[this.idleTimeoutMs, this.maxLifetimeMs].filter((t) => t > 0),
+      Number.POSITIVE_INFINITY,
+    );
+    const every = Math.min(60_000, Math.max(1000, Math.floor(shortest / 4)));
+    this.timer = Number.isFinite(shortest) ? setInterval(() => void this.sweep(), every) : null;
     this.timer?.unref();
   }
 
-  async create(
+  async create(by: SandboxOwner, options: CreateOptions = {}): Promise<Sandbox> {
+    if (options.name === undefined) {
+      return this.admit(by, options.defaultLanguage, () =>
+        Sandbox.create({
+          runtime: this.runtime,
+          ...(options.limits ? { limits: options.limits } : {}),
+          ...(options.engine ? { engine: options.engine } : {}),
+          ...(options.scope !== undefined ? { scope: options.scope } : {}),
+        }),
+      );
+    }
+    const name = options.name;
+    const scope = options.scope;
+    if (scope === undefined) {
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        "named sandboxes need a caller with a stable identity (a scope) to keep them under",
+      );
+    }
+    const loaded = this.findNamed(scope, name);
+    if (loaded) {
+      // The same scope is the same client (a new connection of it): the sandbox is its.
+      loaded.owner = checkOwner(by.owner);
+      loaded.touchedAt = this.now();
+      return loaded.sandbox;
+    }
+    const key = `${scope}\0${name}`;
+    const pending = this.opening.get(key);
+    if (pending) return pending;
+    const opened = this.admit(by, options.defaultLanguage, () =>
+      Sandbox.open(name, {
+        runtime: this.runtime,
+        scope,
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.engine ? { engine: options.engine } : {}),
+      }),
+    ).finally(() => this.opening.delete(key));
+    this.opening.set(key, opened);
+    return opened;
+  }
+
+  /** Registers a sandbox `make` makes, if the limits on open sandboxes allow one more. */
+  async admit(
     by: SandboxOwner,
-    options: { limits?: Partial<Limits>; defaultLanguage?: Language; engine?: EngineKind } = {},
+    defaultLanguage: Language | undefined,
+    make: () => Promise<Sandbox>,
   ): Promise<Sandbox> {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the sandbox manager is closed");
     const owner = checkOwner(by.owner);
@@ -124,18 +214,19 @@ export class SandboxManager {
     this.creating++;
     this.creatingBy.set(account, (this.creatingBy.get(account) ?? 0) + 1);
     try {
-      const sandbox = await Sandbox.create({
-        runtime: this.runtime,
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(options.engine ? { engine: options.engine } : {}),
-      });
+      const sandbox = await make();
+      const now = this.now();
       this.entries.set(sandbox.id, {
         sandbox,
         owner,
         account,
-        defaultLanguage: options.defaultLanguage ?? null,
-        touchedAt: this.now(),
+        defaultLanguage: defaultLanguage ?? null,
+        touchedAt: now,
+        openedAt: now,
+        holds: 0,
       });
+      this.closedReasons.delete(sandbox.id);
+      this.saveLive();
       return sandbox;
     } finally {
       this.creating--;
@@ -143,6 +234,39 @@ export class SandboxManager {
       if (left > 0) this.creatingBy.set(account, left);
       else this.creatingBy.delete(account);
     }
+  }
+
+  private findNamed(scope: string, name: string): Entry | undefined {
+    for (const e of this.entries.values())
+      if (e.sandbox.name === name && e.sandbox.scope === scope && !e.sandbox.isClosed) return e;
+    return undefined;
+  }
+
+  /**
+   * Marks a sandbox in use until the returned function is called (a run queued or running for
+   * it), so that the idle timeout leaves it alone however long the queue is.
+   */
+  hold(id: string, owner: string): () => void {
+    const entry = this.entry(id, owner);
+    entry.holds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      entry.holds--;
+      entry.touchedAt = this.now();
+    };
+  }
+
+  /** Writes the ids of the ephemeral sandboxes open, in turn (see `recordLive`). */
+  private saveLive(): void {
+    if (!this.recordLive || this.closed) return;
+    const live = [...this.entries.values()]
+      .filter((e) => e.sandbox.name === null)
+      .map((e) => ({ id: e.sandbox.id, scope: e.sandbox.scope }));
+    const state = this.runtime.state;
+    // Best effort: a full disk must not fail the call that opened or closed a sandbox.
+    this.liveWrites = this.liveWrites.then(() => state.recordLive(live)).catch(() => undefined);
   }
 
   /** The owner's open sandbox with this id; marks it used. */
@@ -177,29 +301,75 @@ export class SandboxManager {
     return n;
   }
 
-  /** Destroys a sandbox and its files. Unknown ids are an error, so a typo is not silent. */
-  async close(id: string, owner: string): Promise<void> {
+  /**
+   * Closes a sandbox: destroys an ephemeral one and its files; unloads a named one (its files
+   * stay) unless `remove` is true. Unknown ids are an error, so a typo is not silent.
+   */
+  async close(id: string, owner: string, options: { delete?: boolean } = {}): Promise<void> {
     const entry = this.entry(id, owner);
-    await this.forget(id, entry, "it was closed");
+    const named = entry.sandbox.name !== null;
+    const reason = !named
+      ? "it was closed"
+      : options.delete
+        ? "it was deleted"
+        : `it was closed (its files are kept: open the sandbox named "${entry.sandbox.name}" again)`;
+    await this.forget(id, entry, reason, "SANDBOX_NOT_FOUND", options);
   }
 
   /** Closes every sandbox of an owner that went away for good (`reason` is told if it returns). */
   async closeOwner(owner: string, reason: string): Promise<string[]> {
     const mine = [...this.entries].filter(([, e]) => e.owner === owner);
-    await Promise.allSettled(mine.map(([id, e]) => this.forget(id, e, reason)));
+    await Promise.allSettled(
+      mine.map(([id, e]) => this.forget(id, e, reason, "SANDBOX_NOT_FOUND")),
+    );
     return mine.map(([id]) => id);
   }
 
-  /** Closes sandboxes idle past the timeout; returns their ids. */
+  /**
+   * Closes sandboxes idle past the timeout (none with a run queued or running) and those past
+   * their lifetime (whatever they are doing); returns their ids. Named ones are unloaded.
+   */
   async sweep(): Promise<string[]> {
-    if (this.idleTimeoutMs <= 0) return [];
     const now = this.now();
-    const idle = [...this.entries].filter(
-      ([, e]) => !e.sandbox.info().running && now - lastUse(e) >= this.idleTimeoutMs,
+    const old = [...this.entries].filter(
+      ([, e]) => this.maxLifetimeMs > 0 && now - e.openedAt >= this.maxLifetimeMs,
     );
-    const reason = `it was idle for ${humanDuration(this.idleTimeoutMs)} (idleTimeoutMs) and was closed`;
-    await Promise.allSettled(idle.map(([id, e]) => this.forget(id, e, reason)));
-    return idle.map(([id]) => id);
+    const idle = [...this.entries].filter(
+      ([, e]) =>
+        !old.some(([, o]) => o === e) &&
+        this.idleTimeoutMs > 0 &&
+        e.holds === 0 &&
+        !e.sandbox.info().running &&
+        now - lastUse(e) >= this.idleTimeoutMs,
+    );
+    const why = (e: Entry, what: string) =>
+      e.sandbox.name === null
+        ? `${what} and was closed`
+        : `${what} and was unloaded (its files are kept: open the sandbox named "${e.sandbox.name}" again)`;
+    await Promise.allSettled([
+      ...old.map(([id, e]) =>
+        this.forget(
+          id,
+          e,
+          why(
+            e,
+            `it reached its maximum lifetime of ${humanDuration(this.maxLifetimeMs)} (maxLifetimeMs)`,
+          ),
+          "SANDBOX_EXPIRED",
+          { limit: "maxLifetimeMs" },
+        ),
+      ),
+      ...idle.map(([id, e]) =>
+        this.forget(
+          id,
+          e,
+          why(e, `it was idle for ${humanDuration(this.idleTimeoutMs)} (idleTimeoutMs)`),
+          "SANDBOX_EXPIRED",
+          { limit: "idleTimeoutMs" },
+        ),
+      ),
+    ]);
+    return [...old, ...idle].map(([id]) => id);
   }
 
   /** Closes every sandbox. Idempotent. */
@@ -207,8 +377,11 @@ export class SandboxManager {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await Promise.allSettled(
-      [...this.entries].map(([id, e]) => this.forget(id, e, "the server shut down")),
+      [...this.entries].map(([id, e]) =>
+        this.forget(id, e, "the server shut down", "SANDBOX_NOT_FOUND"),
+      ),
     );
+    await this.liveWrites;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -223,23 +396,45 @@ export class SandboxManager {
     const entry = typeof id === "string" ? this.entries.get(id) : undefined;
     if (entry && !entry.sandbox.isClosed && entry.owner === owner) return entry;
     const closed = typeof id === "string" ? this.closedReasons.get(id) : undefined;
-    const why = closed?.owner === owner ? closed.reason : undefined;
+    const mine = closed?.owner === owner ? closed : undefined;
     throw new PolyboxError(
-      "SANDBOX_NOT_FOUND",
-      why
-        ? `sandbox ${id} no longer exists: ${why}; create a new one`
+      mine?.code ?? "SANDBOX_NOT_FOUND",
+      mine
+        ? `sandbox ${id} no longer exists: ${mine.reason}; create a new one`
         : `no sandbox with id ${JSON.stringify(id)}`,
-      { details: { sandboxId: id } },
+      {
+        details: {
+          sandboxId: id,
+          ...(mine?.limit
+            ? {
+                limit: mine.limit,
+                value: mine.limit === "idleTimeoutMs" ? this.idleTimeoutMs : this.maxLifetimeMs,
+              }
+            : {}),
+        },
+      },
     );
   }
 
-  private async forget(id: string, entry: Entry, reason: string): Promise<void> {
+  private async forget(
+    id: string,
+    entry: Entry,
+    reason: string,
+    code: PolyboxErrorCode,
+    options: { delete?: boolean; limit?: ExpiryLimit } = {},
+  ): Promise<void> {
     this.entries.delete(id);
-    this.closedReasons.set(id, { owner: entry.owner, reason });
+    this.closedReasons.set(id, {
+      owner: entry.owner,
+      reason,
+      code,
+      ...(options.limit ? { limit: options.limit } : {}),
+    });
     if (this.closedReasons.size > REMEMBERED_CLOSED) {
       this.closedReasons.delete(this.closedReasons.keys().next().value!);
     }
-    await entry.sandbox.close();
+    this.saveLive();
+    await entry.sandbox.close(options.delete ? { delete: true } : {});
   }
 
   private describe(entry: Entry): ManagedSandboxInfo {
@@ -248,10 +443,18 @@ export class SandboxManager {
       ...info,
       lastUsedAt: lastUse(entry),
       defaultLanguage: entry.defaultLanguage,
-      expiresAt: this.idleTimeoutMs > 0 ? lastUse(entry) + this.idleTimeoutMs : null,
+      expiresAt: expiry(
+        this.idleTimeoutMs > 0 ? lastUse(entry) + this.idleTimeoutMs : null,
+        this.maxLifetimeMs > 0 ? entry.openedAt + this.maxLifetimeMs : null,
+      ),
       limits: { ...entry.sandbox.limits },
     };
   }
+}
+
+function expiry(idle: number | null, lifetime: number | null): number | null {
+  if (idle === null) return lifetime;
+  return lifetime === null ? idle : Math.min(idle, lifetime);
 }
 
 function lastUse(entry: Entry): number {

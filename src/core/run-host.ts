@@ -10,6 +10,7 @@ import type { Isolation } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import type { Limits } from "./limits.js";
 import type { PackageResolver } from "./packages.js";
+import type { DataDir } from "./state.js";
 import type { Permissions } from "./types.js";
 
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
@@ -47,6 +48,8 @@ export interface SandboxRuntime {
   readonly isClosed: boolean;
   /** @internal */
   readonly packages: PackageResolver;
+  /** @internal The data directory: named sandboxes and snapshots (touched on first use only). */
+  readonly state: DataDir;
   /** @internal A process of its own for a new tenant (one sandbox, or one one-shot run). */
   hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost;
   /** @internal Registers something to close with the runtime (its sandboxes). */

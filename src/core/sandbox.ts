@@ -4,6 +4,9 @@
 // engine host sees it.
 
 import { randomUUID } from "node:crypto";
+import { constants as C } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { limitMessage } from "../protocol/limit-messages.js";
 import {
   type EngineLanguage,
@@ -24,13 +27,20 @@ import { inlineDependencies, packageRequirements } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
 import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "./run-host.js";
 import {
+  checkName,
+  type DataDir,
+  LOCAL_SCOPE,
+  type SandboxMeta,
+  type SnapshotInfo,
+} from "./state.js";
+import {
   type FileInfo,
   LANGUAGES,
   type Language,
   type RunOptions,
   type RunResult,
 } from "./types.js";
-import { resolveWorkspacePath, Workspace } from "./workspace.js";
+import { resolveWorkspacePath, Workspace, type WorkspaceEntry } from "./workspace.js";
 
 export type { EngineKind } from "./run-host.js";
 
@@ -46,10 +56,37 @@ export interface SandboxOptions {
   engine?: EngineKind;
   /** Limits for this sandbox, within the runtime's ceilings. */
   limits?: Partial<Limits>;
+  /**
+   * Whose named sandboxes and snapshots these are, in the runtime's data directory (default
+   * "local"): another scope's names and snapshot ids are unknown to this one.
+   */
+  scope?: string;
+}
+
+/** Why a sandbox's interpreters are fresh while its files are not. */
+type Fresh = "reopened" | "restored" | null;
+
+const FRESH_NOTES: Record<Exclude<Fresh, null>, string> = {
+  reopened:
+    "this named sandbox was reopened: its files are as they were, but its interpreters are new (variables, imports and installed packages from before are gone)",
+  restored:
+    "this sandbox's files were restored from a snapshot: its interpreters are new (variables and imports from before are gone; installed packages are installed again)",
+};
+
+/** What a sandbox's files are, beside its id: where they live and under which name. */
+interface Placement {
+  id?: string;
+  /** A named sandbox's name; null for an ephemeral one. */
+  name: string | null;
+  scope: string;
+  /** A named sandbox's directory in the data directory. */
+  home?: string;
 }
 
 export interface SandboxInfo {
   id: string;
+  /** A named sandbox's name (its files outlive the process); null for an ephemeral one. */
+  name: string | null;
   createdAt: number;
   lastUsedAt: number;
   languages: Language[];
@@ -125,7 +162,7 @@ export class Sandbox {
   readonly limits: Readonly<Limits>;
   /** @internal */
   readonly workspace: Workspace;
-  private readonly createdAt = Date.now();
+  private createdAt = Date.now();
   private lastUsedAt = Date.now();
   /** Per language: the workspace generation its interpreter has seen, or null for "send everything". */
   private readonly synced = new Map<Language, number | null>();
@@ -145,20 +182,36 @@ export class Sandbox {
   private runs = 0;
   private closed = false;
   private readonly untrack: () => void;
+  /** A named sandbox's name: its files live in the data directory and outlive the process. */
+  readonly name: string | null;
+  /** @internal Whose names and snapshots these are (see SandboxOptions.scope). */
+  readonly scope: string;
+  private readonly home: string | null;
+  private fresh: Fresh = null;
+  private snapshotted = false;
 
   private constructor(
     private readonly runtime: SandboxRuntime,
     limits: Limits,
     engine: EngineKind | undefined,
+    place: Placement,
   ) {
-    this.id = randomUUID();
+    this.id = place.id ?? randomUUID();
+    this.name = place.name;
+    this.scope = place.scope;
+    this.home = place.home ?? null;
     this.limits = limits;
     this.engine = engine ?? (runtime.isolation === "native" ? "native" : "wasm");
     if (this.engine !== "wasm" && this.engine !== "native")
       throw new PolyboxError("INVALID_ARGUMENT", `engine must be "wasm" or "native"`);
     // Every sandbox has a process of its own: its engine host, or its native jail.
     this.host = runtime.hostFor(this.engine, this.id, limits.workspaceQuotaBytes);
-    this.workspace = new Workspace(limits.workspaceQuotaBytes);
+    this.workspace = new Workspace(
+      limits.workspaceQuotaBytes,
+      place.home
+        ? { home: place.home, durable: true, charge: runtime.state.chargeFor(place.home) }
+        : {},
+    );
     this.files = new SandboxFiles(this);
     this.hostGeneration = this.host.generation;
     this.untrack = runtime.track(() => this.close());
@@ -167,7 +220,242 @@ export class Sandbox {
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
-    return new Sandbox(runtime, limits, options.engine);
+    return new Sandbox(runtime, limits, options.engine, {
+      name: null,
+      scope: options.scope ?? LOCAL_SCOPE,
+    });
+  }
+
+  /**
+   * Opens the named sandbox `name` of the runtime's data directory, creating it if there is none:
+   * its files outlive the process, and opening it again later (in this process or another) brings
+   * them back. Its interpreters do not: the first run after a reopen says `stateLost`. Limits
+   * and engine are those it was created with unless `options` says otherwise.
+   */
+  static async open(name: string, options: SandboxOptions = {}): Promise<Sandbox> {
+    return Sandbox.openNamed(checkName(name), options, false);
+  }
+
+  private static async openNamed(
+    name: string,
+    options: SandboxOptions,
+    mustBeNew: boolean,
+  ): Promise<Sandbox> {
+    const runtime = options.runtime ?? (await defaultRuntime());
+    const scope = options.scope ?? LOCAL_SCOPE;
+    const state = runtime.state;
+    await state.init();
+    const home = state.sandboxDir(scope, name);
+    await fs.mkdir(home, { recursive: true });
+    await state.lock(home, name);
+    let sandbox: Sandbox | null = null;
+    try {
+      const meta = await state.readMeta(home);
+      if (meta && mustBeNew) {
+        throw new PolyboxError("INVALID_ARGUMENT", `a sandbox named "${name}" exists already`, {
+          details: { name },
+        });
+      }
+      if (meta && options.engine && options.engine !== meta.engine) {
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `the sandbox named "${name}" uses engine "${meta.engine}", not "${options.engine}"`,
+          { details: { name } },
+        );
+      }
+      const limits = resolveLimits(
+        runtime.limits,
+        options.limits ?? (meta ? withinCeilings(meta.limits, runtime.maxLimits) : undefined),
+        runtime.maxLimits,
+      );
+      const place = { name, scope, home, ...(meta ? { id: meta.id } : {}) };
+      sandbox = new Sandbox(runtime, limits, meta?.engine ?? options.engine, place);
+      if (!meta) {
+        const record: SandboxMeta = {
+          version: 1,
+          id: sandbox.id,
+          name,
+          engine: sandbox.engine,
+          limits: { ...limits },
+          createdAt: sandbox.createdAt,
+          scope: path.basename(state.scopeDir(scope)),
+        };
+        await state.createNamed(home, record);
+      } else sandbox.createdAt = meta.createdAt;
+      await sandbox.workspace.load();
+      if (meta) sandbox.fresh = "reopened";
+      return sandbox;
+    } catch (error) {
+      if (sandbox) await sandbox.close();
+      else await state.unlock(home);
+      throw error;
+    }
+  }
+
+  /**
+   * A new sandbox with the files of `source`: a live sandbox (as its files are now) or the id of
+   * a snapshot (of `options.scope`). Named if `options.name` is given (a name not in use), else
+   * ephemeral. Files are hard links where the file system allows, so a fork costs little disk.
+   */
+  static async fork(
+    source: Sandbox | string,
+    options: SandboxOptions & { name?: string } = {},
+  ): Promise<Sandbox> {
+    const live = source instanceof Sandbox ? source : null;
+    const runtime = live ? live.runtime : (options.runtime ?? (await defaultRuntime()));
+    const scope = live ? live.scope : (options.scope ?? LOCAL_SCOPE);
+    const state = runtime.state;
+    await state.init();
+    const taken = live ? null : await state.snapshot(scope, String(source));
+    const name = options.name === undefined ? undefined : checkName(options.name);
+    const settings: SandboxOptions = {
+      runtime,
+      scope,
+      ...(options.limits || live ? { limits: options.limits ?? { ...live!.limits } } : {}),
+      ...(options.engine || live ? { engine: options.engine ?? live!.engine } : {}),
+    };
+    const target = name
+      ? await Sandbox.openNamed(name, settings, true)
+      : await Sandbox.create(settings);
+    try {
+      await target.exclusive(async () => {
+        if (taken) {
+          await state.serial(() =>
+            target.workspace.replace(taken.entries, (dest, e) =>
+              state.materialize(e.hash!, dest, e.mtimeMs),
+            ),
+          );
+        } else {
+          // The source's files are never written in place, so linking to them is linking to
+          // content that stays as it is.
+          await live!.exclusive(async () => {
+            const entries = await live!.workspace.describe();
+            await target.workspace.replace(entries, async (dest, e) =>
+              linkOrCopy(await live!.workspace.hostFile(e.path), dest, e.mtimeMs),
+            );
+          });
+        }
+      });
+    } catch (error) {
+      await target.close({ delete: true });
+      throw error;
+    }
+    return target;
+  }
+
+  /**
+   * Records the workspace's files as a snapshot (an id to `restore` or `fork` from later).
+   * Interpreter state is not part of it. Counts against `maxSnapshotsPerSandbox`,
+   * `maxSnapshotBytesPerSandbox` and the data directory's `dataDirQuotaBytes`. A snapshot of an
+   * ephemeral sandbox goes when the sandbox closes; a named sandbox's, when it is deleted.
+   */
+  async snapshot(options: { label?: string } = {}): Promise<SnapshotInfo> {
+    const label = options.label ?? null;
+    if (label !== null && (typeof label !== "string" || label.length > 200)) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        "a snapshot label is a string of at most 200 characters",
+      );
+    }
+    return this.exclusive(async () => {
+      const state = this.runtime.state;
+      await state.init();
+      await state.checkSnapshotLimits(this.scope, this.id, this.workspace.usedBytes);
+      this.snapshotted = true;
+      return state.serial(async () => {
+        const entries = await this.captureFiles(state);
+        return state.saveSnapshot(
+          this.scope,
+          { label, sandboxId: this.id, sandboxName: this.name },
+          entries,
+          this.name === null,
+        );
+      });
+    });
+  }
+
+  /** Every entry of the workspace, each file's content in the object store. */
+  private async captureFiles(state: DataDir): Promise<WorkspaceEntry[]> {
+    const entries = await this.workspace.describe((host) => state.ingest(host));
+    for (const e of entries) {
+      // A hash known from before may name an object collected since (its snapshots deleted).
+      if (e.hash && !(await state.hasObject(e.hash)))
+        e.hash = await state.ingest(await this.workspace.hostFile(e.path));
+    }
+    return entries;
+  }
+
+  /**
+   * Puts the workspace back as a snapshot (of this scope) recorded it. The interpreters are
+   * replaced, so the next run starts fresh and says `stateLost`; installed packages are installed
+   * again.
+   */
+  async restore(snapshotId: string): Promise<SnapshotInfo> {
+    return this.exclusive(async () => {
+      const state = this.runtime.state;
+      await state.init();
+      const { info, entries } = await state.snapshot(this.scope, snapshotId);
+      await state.serial(() =>
+        this.workspace.replace(entries, (dest, e) => state.materialize(e.hash!, dest, e.mtimeMs)),
+      );
+      for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
+      this.synced.clear();
+      this.fresh = "restored";
+      return info;
+    });
+  }
+
+  /** The snapshots of a scope of the runtime's data directory (all, or one sandbox's). */
+  static async listSnapshots(
+    options: { runtime?: SandboxRuntime; scope?: string; sandboxId?: string } = {},
+  ): Promise<SnapshotInfo[]> {
+    const state = await stateOf(options.runtime);
+    return state.listSnapshots(options.scope ?? LOCAL_SCOPE, options.sandboxId);
+  }
+
+  static async deleteSnapshot(
+    id: string,
+    options: { runtime?: SandboxRuntime; scope?: string } = {},
+  ): Promise<void> {
+    const state = await stateOf(options.runtime);
+    await state.deleteSnapshot(options.scope ?? LOCAL_SCOPE, id);
+  }
+
+  /** The named sandboxes of a scope, open or not. */
+  static async listNamed(
+    options: { runtime?: SandboxRuntime; scope?: string } = {},
+  ): Promise<NamedSandboxInfo[]> {
+    const state = await stateOf(options.runtime);
+    return (await state.listNamed(options.scope ?? LOCAL_SCOPE)).map((m) => ({
+      id: m.id,
+      name: m.name,
+      engine: m.engine,
+      createdAt: m.createdAt,
+      bytes: state.bytesOf(state.sandboxDir(options.scope ?? LOCAL_SCOPE, m.name)),
+      limits: m.limits,
+    }));
+  }
+
+  /** Deletes a named sandbox that is not open (an open one: `close({ delete: true })`). */
+  static async deleteNamed(
+    name: string,
+    options: { runtime?: SandboxRuntime; scope?: string } = {},
+  ): Promise<void> {
+    const state = await stateOf(options.runtime);
+    const scope = options.scope ?? LOCAL_SCOPE;
+    const home = state.sandboxDir(scope, checkName(name));
+    const meta = await state.readMeta(home);
+    if (!meta) {
+      throw new PolyboxError("SANDBOX_NOT_FOUND", `no sandbox named ${JSON.stringify(name)}`, {
+        details: { name },
+      });
+    }
+    await state.lock(home, name);
+    try {
+      await state.deleteNamed(scope, home, meta.id);
+    } finally {
+      await state.unlock(home);
+    }
   }
 
   /** Runs code in this sandbox. The outcome (including limits hit) is the result; bad input throws. */
@@ -354,6 +642,11 @@ export class Sandbox {
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
     if (this.lossToRetell.delete(language)) stateLost = true;
+    const fresh = session === null ? null : this.fresh;
+    if (fresh) {
+      stateLost = true;
+      this.fresh = null;
+    }
     const since = session === null ? null : (this.synced.get(language) ?? null);
     // A fresh interpreter gets every package this sandbox installed before, then the new ones.
     const wheels =
@@ -405,7 +698,7 @@ export class Sandbox {
     // A package the code imports but no source had is worth a note only if the import failed:
     // the interpreter may have it already (native mode's python3 with Debian's numpy).
     if (!/\bNo module named\b/.test(result.stderr)) notes.length = 0;
-    rich.notes.unshift(...notes, ...(result.notes ?? []));
+    rich.notes.unshift(...notes, ...(result.notes ?? []), ...(fresh ? [FRESH_NOTES[fresh]] : []));
     return {
       status,
       stdout: result.stdout,
@@ -456,6 +749,14 @@ export class Sandbox {
       refusal = `workspace quota exceeded: the run's files would take ${bytes} bytes, over ${describeLimit("workspaceQuotaBytes", quota)}; its file changes were discarded`;
     } else if (entries > MAX_WORKSPACE_ENTRIES) {
       refusal = `workspace quota exceeded: the run would leave ${entries} files and directories, over the limit of ${MAX_WORKSPACE_ENTRIES}; its file changes were discarded`;
+    } else if (this.home !== null) {
+      // A named workspace also counts against the data directory's quota.
+      try {
+        this.runtime.state.check(bytes - this.workspace.usedBytes);
+      } catch (error) {
+        if (!isPolyboxError(error, "QUOTA_EXCEEDED")) throw error;
+        refusal = `${error.message}; the run's file changes were discarded`;
+      }
     }
     if (refusal) {
       this.synced.set(language, null);
@@ -524,6 +825,7 @@ export class Sandbox {
   info(): SandboxInfo {
     return {
       id: this.id,
+      name: this.name,
       createdAt: this.createdAt,
       lastUsedAt: this.lastUsedAt,
       languages: [...this.synced.keys()],
@@ -535,19 +837,70 @@ export class Sandbox {
     };
   }
 
-  /** Destroys the sandbox: its interpreters and every byte of its workspace. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Ends the sandbox's interpreters. An ephemeral sandbox is destroyed with every byte of its
+   * workspace and its snapshots. A named one is unloaded: its files stay for the next `open`,
+   * unless `delete` is true, which destroys it and its snapshots too. Idempotent.
+   */
+  async close(options: { delete?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.untrack();
     for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
     await this.queue;
     await this.host.close?.();
-    await this.workspace.destroy();
+    const state = this.runtime.state;
+    if (this.home === null) {
+      await this.workspace.destroy();
+      if (this.snapshotted) await state.dropSnapshotsOf(this.scope, this.id);
+    } else if (options.delete) {
+      await this.workspace.destroy();
+      await state.unlock(this.home);
+      await state.deleteNamed(this.scope, this.home, this.id);
+    } else {
+      this.workspace.unload();
+      await state.unlock(this.home);
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+}
+
+/** A named sandbox as the data directory holds it, open or not. */
+export interface NamedSandboxInfo {
+  id: string;
+  name: string;
+  engine: EngineKind;
+  createdAt: number;
+  /** What its workspace holds, as counted against `dataDirQuotaBytes`. */
+  bytes: number;
+  limits: Limits;
+}
+
+async function stateOf(runtime: SandboxRuntime | undefined): Promise<DataDir> {
+  const state = (runtime ?? (await defaultRuntime())).state;
+  await state.init();
+  return state;
+}
+
+/** Limits a named sandbox was made with, lowered to ceilings that may have dropped since. */
+function withinCeilings(limits: Limits, max: Readonly<Limits>): Partial<Limits> {
+  const out: Partial<Limits> = {};
+  for (const key of Object.keys(max) as (keyof Limits)[])
+    if (typeof limits[key] === "number") out[key] = Math.min(limits[key], max[key]);
+  return out;
+}
+
+/** A hard link to `source` at `dest`, or a copy where the file system refuses links. */
+async function linkOrCopy(source: string, dest: string, mtimeMs: number): Promise<void> {
+  try {
+    await fs.link(source, dest);
+  } catch {
+    await fs.copyFile(source, dest, C.COPYFILE_EXCL);
+    const t = new Date(mtimeMs);
+    await fs.utimes(dest, t, t).catch(() => undefined);
   }
 }
 

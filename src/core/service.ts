@@ -6,6 +6,8 @@
 // Tenants: every call names its Caller. A sandbox and a job belong to the owner that made them;
 // another owner's are "not found", exactly as unknown ids are, and listings show only the caller's
 // own. Per-client limits (sandboxes open, runs held, run time) count against the caller's account.
+// Named sandboxes and snapshots live in the data directory under the caller's scope, a stable
+// identity that outlives connections and server processes; a caller without one cannot name.
 
 import { randomUUID } from "node:crypto";
 import { isPolyboxError, PolyboxError } from "./errors.js";
@@ -24,8 +26,9 @@ import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
 import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
 import type { SandboxRuntime } from "./run-host.js";
-import { checkLanguage, type EngineKind, run, type Sandbox } from "./sandbox.js";
+import { checkLanguage, type EngineKind, type NamedSandboxInfo, run, Sandbox } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
+import type { SnapshotInfo } from "./state.js";
 import {
   type FileInfo,
   type FullOutput,
@@ -45,6 +48,13 @@ export interface ServiceOptions {
   /** Runs one client may have running or queued at once (default: the whole queue). */
   maxRunsPerClient?: number;
   idleTimeoutMs?: number;
+  /** A sandbox open this long is closed (a named one unloaded) whatever it does (default: no limit). */
+  maxLifetimeMs?: number;
+  /**
+   * Record the ephemeral sandboxes open in the data directory, so that after a restart their
+   * ids are told apart from ones that never existed (SANDBOX_LOST). Default false.
+   */
+  recordLive?: boolean;
   concurrency?: number;
   queueLimit?: number;
   rateLimit?: RateLimit | null;
@@ -67,6 +77,12 @@ export interface ServiceOptions {
 export interface Caller {
   owner: string;
   account?: string;
+  /**
+   * Where the caller's named sandboxes and snapshots are kept: an identity that stays the same
+   * across connections and restarts (a token's, the local user's). Without it a caller cannot
+   * name sandboxes, and its snapshots go with the sandboxes they were taken of.
+   */
+  scope?: string;
 }
 
 export interface ExecuteRequest {
@@ -121,11 +137,18 @@ export class SandboxService {
   private readonly keptOutputs: KeptOutputs;
   private readonly hostFiles: HostFiles;
   private readonly guestEnv: Record<string, string>;
+  /** Settles once the data directory has been read (with `recordLive`), or at once without it. */
+  readonly ready: Promise<void>;
 
   constructor(options: ServiceOptions) {
     this.runtime = options.runtime;
+    this.ready = options.recordLive ? this.runtime.state.init() : Promise.resolve();
+    // Awaited by whoever cares (a server before it serves); never an unhandled rejection.
+    this.ready.catch(() => undefined);
     this.sandboxes = new SandboxManager({
       runtime: options.runtime,
+      ...(options.recordLive ? { recordLive: true } : {}),
+      ...(options.maxLifetimeMs !== undefined ? { maxLifetimeMs: options.maxLifetimeMs } : {}),
       ...(options.maxSandboxes !== undefined ? { maxSandboxes: options.maxSandboxes } : {}),
       ...(options.maxSandboxesPerClient !== undefined
         ? { maxSandboxesPerClient: options.maxSandboxesPerClient }
@@ -298,7 +321,7 @@ export class SandboxService {
   private start(caller: Caller, request: ExecuteRequest, how: StartOptions): Promise<RunResult> {
     const { language, code, files } = this.validate(caller, request);
     const sandbox =
-      request.sandboxId === undefined ? null : this.sandboxes.get(request.sandboxId, caller.owner);
+      request.sandboxId === undefined ? null : this.sandbox(caller, request.sandboxId);
     const { signal, onOutput } = how;
     const options = {
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
@@ -318,10 +341,53 @@ export class SandboxService {
         this.keepLongOutput(caller, sandbox, how.runId, result),
       );
     };
-    return this.scheduler.schedule(accountOf(caller), task, {
-      ...(signal ? { signal } : {}),
-      cost: (r) => r.durationMs,
-    });
+    // Queued or running, the run keeps its sandbox from counting as idle.
+    const release = sandbox ? this.sandboxes.hold(sandbox.id, caller.owner) : () => undefined;
+    try {
+      const scheduled = this.scheduler.schedule(accountOf(caller), task, {
+        ...(signal ? { signal } : {}),
+        cost: (r) => r.durationMs,
+      });
+      scheduled.then(release, release);
+      return scheduled;
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /**
+   * The caller's open sandbox. An id it cannot use is SANDBOX_NOT_FOUND, or SANDBOX_EXPIRED
+   * (the manager's), or SANDBOX_LOST when it was an ephemeral sandbox of this caller's in a
+   * server process that is gone.
+   */
+  private sandbox(caller: Caller, id: string): Sandbox {
+    try {
+      return this.sandboxes.get(id, caller.owner);
+    } catch (error) {
+      if (
+        isPolyboxError(error, "SANDBOX_NOT_FOUND") &&
+        typeof id === "string" &&
+        this.runtime.state.wasLost(id, scopeOf(caller))
+      ) {
+        throw new PolyboxError(
+          "SANDBOX_LOST",
+          `sandbox ${id} was lost: it was an ephemeral sandbox of an earlier server process, and its files and state went with that process; create a new one (a named sandbox keeps its files across restarts)`,
+          { details: { sandboxId: id } },
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** The manager's answer for `id`, with SANDBOX_LOST told apart as in `sandbox`. */
+  private checked<T>(caller: Caller, id: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (isPolyboxError(error, "SANDBOX_NOT_FOUND")) this.sandbox(caller, id);
+      throw error;
+    }
   }
 
   /** Checks what can be checked before queueing, so that bad input fails at once, not as a job. */
@@ -339,7 +405,7 @@ export class SandboxService {
     const limits: Limits =
       request.sandboxId === undefined
         ? { ...this.runtime.limits }
-        : { ...this.sandboxes.get(request.sandboxId, caller.owner).limits };
+        : { ...this.sandbox(caller, request.sandboxId).limits };
     const codeBytes = Buffer.byteLength(request.code);
     if (codeBytes > limits.maxCodeBytes) {
       throw new PolyboxError(
@@ -358,34 +424,120 @@ export class SandboxService {
     return { language, code: request.code, files };
   }
 
+  /**
+   * A new ephemeral sandbox; or with `name`, the caller's named sandbox of that name, opened
+   * from the data directory (files as they were, interpreters fresh) or made there.
+   */
   async createSandbox(
     caller: Caller,
-    options: { language?: Language; limits?: Partial<Limits>; engine?: EngineKind } = {},
+    options: {
+      language?: Language;
+      limits?: Partial<Limits>;
+      engine?: EngineKind;
+      name?: string;
+    } = {},
   ): Promise<ManagedSandboxInfo> {
     const language = options.language === undefined ? undefined : checkLanguage(options.language);
+    if (options.name !== undefined && caller.scope === undefined) {
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        "named sandboxes need a client identity that outlives a connection, and this client has none (an unauthenticated session); use an ephemeral sandbox",
+      );
+    }
     const by = { owner: caller.owner, account: accountOf(caller) };
     const sandbox = await this.sandboxes.create(by, {
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.engine ? { engine: options.engine } : {}),
       ...(language ? { defaultLanguage: language } : {}),
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      scope: scopeOf(caller),
     });
     return this.sandboxes.info(sandbox.id, caller.owner);
   }
 
-  closeSandbox(caller: Caller, id: string): Promise<void> {
-    return this.sandboxes.close(id, caller.owner);
+  /** Closes a sandbox: an ephemeral one is destroyed, a named one unloaded unless `delete`. */
+  closeSandbox(caller: Caller, id: string, options: { delete?: boolean } = {}): Promise<void> {
+    this.sandbox(caller, id);
+    return this.sandboxes.close(id, caller.owner, options);
   }
 
   /** One of the caller's sandboxes, or all of them (never another owner's). */
   sandboxStatus(caller: Caller, id?: string): ManagedSandboxInfo[] {
     return id === undefined
       ? this.sandboxes.list(caller.owner)
-      : [this.sandboxes.info(id, caller.owner)];
+      : [this.checked(caller, id, () => this.sandboxes.info(id, caller.owner))];
+  }
+
+  /** The caller's named sandboxes that are not open in this server (their files on disk). */
+  async storedSandboxes(caller: Caller): Promise<NamedSandboxInfo[]> {
+    if (caller.scope === undefined) return [];
+    const open = new Set(this.sandboxes.list(caller.owner).map((s) => s.id));
+    const all = await Sandbox.listNamed({ runtime: this.runtime, scope: caller.scope });
+    return all.filter((s) => !open.has(s.id));
+  }
+
+  /** Records a sandbox's files as a snapshot of the caller's. */
+  snapshotSandbox(caller: Caller, id: string, label?: string): Promise<SnapshotInfo> {
+    return this.sandbox(caller, id).snapshot(label === undefined ? {} : { label });
+  }
+
+  /** Puts a sandbox's files back as one of the caller's snapshots has them. */
+  restoreSandbox(caller: Caller, id: string, snapshotId: string): Promise<SnapshotInfo> {
+    return this.sandbox(caller, id).restore(snapshotId);
+  }
+
+  /**
+   * A new sandbox (named with `name`, else ephemeral) with the files of one of the caller's
+   * sandboxes or snapshots; counted against the limits on open sandboxes like any other.
+   */
+  async forkSandbox(
+    caller: Caller,
+    source: { sandboxId?: string; snapshotId?: string },
+    options: { name?: string; language?: Language } = {},
+  ): Promise<ManagedSandboxInfo> {
+    if ((source.sandboxId === undefined) === (source.snapshotId === undefined)) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        "fork from exactly one of a sandbox or a snapshot",
+      );
+    }
+    if (options.name !== undefined && caller.scope === undefined) {
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        "named sandboxes need a client identity that outlives a connection, and this client has none (an unauthenticated session); fork into an ephemeral sandbox",
+      );
+    }
+    const language = options.language === undefined ? undefined : checkLanguage(options.language);
+    const from =
+      source.sandboxId !== undefined ? this.sandbox(caller, source.sandboxId) : source.snapshotId!;
+    const by = { owner: caller.owner, account: accountOf(caller) };
+    const sandbox = await this.sandboxes.admit(by, language, () =>
+      Sandbox.fork(from, {
+        runtime: this.runtime,
+        scope: scopeOf(caller),
+        ...(options.name !== undefined ? { name: options.name } : {}),
+      }),
+    );
+    return this.sandboxes.info(sandbox.id, caller.owner);
+  }
+
+  /** The caller's snapshots (of one of its sandboxes, or all). */
+  listSnapshots(caller: Caller, sandboxId?: string): Promise<SnapshotInfo[]> {
+    return Sandbox.listSnapshots({
+      runtime: this.runtime,
+      scope: scopeOf(caller),
+      ...(sandboxId !== undefined ? { sandboxId } : {}),
+    });
+  }
+
+  deleteSnapshot(caller: Caller, snapshotId: string): Promise<void> {
+    return Sandbox.deleteSnapshot(snapshotId, { runtime: this.runtime, scope: scopeOf(caller) });
   }
 
   /** The language for a run in this sandbox: the one asked for, else the sandbox's default. */
   languageFor(caller: Caller, id: string, language: Language | undefined): Language {
-    const chosen = language ?? this.sandboxes.defaultLanguage(id, caller.owner);
+    const chosen =
+      language ?? this.checked(caller, id, () => this.sandboxes.defaultLanguage(id, caller.owner));
     if (chosen === null) {
       throw new PolyboxError(
         "INVALID_ARGUMENT",
@@ -397,15 +549,15 @@ export class SandboxService {
 
   /** Installs Python packages into a sandbox from the runtime's package sources. */
   installPackages(caller: Caller, id: string, packages: string[]): Promise<string[]> {
-    return this.sandboxes.get(id, caller.owner).installPackages(packages);
+    return this.sandbox(caller, id).installPackages(packages);
   }
 
   listFiles(caller: Caller, id: string, path?: string): Promise<FileInfo[]> {
-    return this.sandboxes.get(id, caller.owner).files.list(path);
+    return this.sandbox(caller, id).files.list(path);
   }
 
   async readFile(caller: Caller, id: string, path: string): Promise<ReadFileResult> {
-    const sandbox = this.sandboxes.get(id, caller.owner);
+    const sandbox = this.sandbox(caller, id);
     const rel = resolveWorkspacePath(path);
     const size = sandbox.workspace.has(rel) ? sandbox.workspace.sizeOf(rel) : 0;
     if (size > MAX_READ_BYTES) {
@@ -425,7 +577,7 @@ export class SandboxService {
     data: string | Uint8Array,
   ): Promise<{ path: string; size: number }> {
     const rel = resolveWorkspacePath(path);
-    await this.sandboxes.get(id, caller.owner).files.write(rel, data);
+    await this.sandbox(caller, id).files.write(rel, data);
     return {
       path: rel,
       size: typeof data === "string" ? Buffer.byteLength(data) : data.byteLength,
@@ -439,7 +591,7 @@ export class SandboxService {
     localPath: string,
     path?: string,
   ): Promise<{ path: string; size: number }> {
-    const sandbox = this.sandboxes.get(id, caller.owner);
+    const sandbox = this.sandbox(caller, id);
     const dest = resolveWorkspacePath(path ?? this.hostFiles.basename(localPath));
     const bytes = await this.hostFiles.read(localPath, sandbox.limits.workspaceQuotaBytes);
     await sandbox.files.write(dest, bytes);
@@ -489,6 +641,14 @@ export function checkInlineOutput(bytes: number): number {
 
 function accountOf(caller: Caller): string {
   return caller.account ?? caller.owner;
+}
+
+/**
+ * Where a caller's snapshots are kept: its scope, else a scope of the owner's own (snapshots of
+ * ephemeral sandboxes only, which go with their sandboxes).
+ */
+function scopeOf(caller: Caller): string {
+  return caller.scope ?? `owner:${caller.owner}`;
 }
 
 /** The host's values of the environment variables the operator allowed ("*" = all of them). */

@@ -1,9 +1,16 @@
-// Trusted side: a sandbox's files. They live on the host, in a private directory under the OS
-// temp dir, and never move: engines get copies and send changes back. Every path from outside
-// (API caller, MCP client, engine) goes through `resolve`, which keeps it inside the workspace,
-// and every file operation refuses to follow a symlink. A generation counter records when each
-// path last changed, so that an interpreter is sent only what changed since it last synced.
+// Trusted side: a sandbox's files. They live on the host, in a private directory (under the OS
+// temp dir, or a named sandbox's directory in the data dir), and never move: engines get copies
+// and send changes back. Every path from outside (API caller, MCP client, engine) goes through
+// `resolve`, which keeps it inside the workspace, and every file operation refuses to follow a
+// symlink. A generation counter records when each path last changed, so that an interpreter is
+// sent only what changed since it last synced.
+//
+// A file is never modified in place: a write goes to a new file in a staging directory beside the
+// workspace (same file system), which is then renamed over the target. A reader or a crash sees
+// the old content or the new, never part of one; and a file may be a hard link to a snapshot's
+// object (see state.ts), which a later write replaces rather than changes.
 
+import { randomUUID } from "node:crypto";
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -76,16 +83,57 @@ interface Entry {
   size: number;
   mtimeMs: number;
   gen: number;
+  /** sha256 of a file's content, once something asked (a snapshot); a write makes a new entry. */
+  hash?: string;
 }
 
+export interface WorkspaceOptions {
+  /**
+   * A directory of the workspace's own: the files in `workspace/`, writes staged in `staging/`
+   * beside it. Default: a private directory under the OS temp dir, made on first use.
+   */
+  home?: string;
+  /**
+   * Sync each write (the file, then its directory) to disk before it returns, so that a write
+   * that returned survives a crash of the machine: for workspaces that outlive the process.
+   */
+  durable?: boolean;
+  /**
+   * Told how many bytes a change adds before it is made (negative: frees, after it is made);
+   * throws to refuse. For a quota beyond the workspace's own (the data directory's).
+   */
+  charge?: (bytes: number) => void;
+}
+
+/** A workspace entry as a snapshot records it. */
+export interface WorkspaceEntry {
+  path: string;
+  type: "file" | "dir";
+  size: number;
+  mtimeMs: number;
+  hash?: string;
+}
+
+const FILES = "workspace";
+const STAGING = "staging";
+
 export class Workspace {
-  private dir: string | null = null;
+  private home: string | null;
   private readonly entries = new Map<string, Entry>();
   private readonly removedAt = new Map<string, number>();
   private bytes = 0;
+  private readonly durable: boolean;
+  private readonly charge: (bytes: number) => void;
   generation = 0;
 
-  constructor(private readonly quotaBytes: number) {}
+  constructor(
+    private readonly quotaBytes: number,
+    options: WorkspaceOptions = {},
+  ) {
+    this.home = options.home ?? null;
+    this.durable = options.durable ?? false;
+    this.charge = options.charge ?? (() => undefined);
+  }
 
   get usedBytes(): number {
     return this.bytes;
@@ -110,10 +158,65 @@ export class Workspace {
     return n;
   }
 
-  /** The host directory, created on first use so that sandboxes without files cost nothing. */
+  /** The workspace's own directory, made on first use so that sandboxes without files cost nothing. */
+  private async ownHome(): Promise<string> {
+    if (this.home === null) {
+      const dir = await makeTempDir("ws");
+      await fs.mkdir(path.join(dir, FILES));
+      await fs.mkdir(path.join(dir, STAGING));
+      this.home = dir;
+    }
+    return this.home;
+  }
+
+  /** The host directory that holds the files. */
   async root(): Promise<string> {
-    this.dir ??= await makeTempDir("ws");
-    return this.dir;
+    return path.join(await this.ownHome(), FILES);
+  }
+
+  /**
+   * Reads an existing workspace from its home (a named sandbox's, after a restart): finishes or
+   * undoes a restore a crash interrupted, clears staged writes, and rebuilds the index from the
+   * files. Symbolic links and anything but regular files and directories are left out (never
+   * followed); their paths are returned.
+   */
+  async load(): Promise<string[]> {
+    if (this.home === null) throw new PolyboxError("INVALID_ARGUMENT", "no workspace to load");
+    const home = this.home;
+    const files = path.join(home, FILES);
+    const fresh = path.join(home, `${FILES}.new`);
+    // A restore renames workspace -> workspace.old, then workspace.new -> workspace. Without
+    // `workspace`, the crash came between the two, when workspace.new was already complete.
+    if (!(await exists(files)) && (await exists(fresh))) await fs.rename(fresh, files);
+    await fs.rm(fresh, { recursive: true, force: true });
+    await fs.rm(path.join(home, `${FILES}.old`), { recursive: true, force: true });
+    await fs.rm(path.join(home, STAGING), { recursive: true, force: true });
+    await fs.mkdir(files, { recursive: true });
+    await fs.mkdir(path.join(home, STAGING), { recursive: true });
+    this.entries.clear();
+    this.removedAt.clear();
+    this.bytes = 0;
+    const skipped: string[] = [];
+    const walk = async (dir: string, prefix: string): Promise<void> => {
+      for (const d of await fs.readdir(dir, { withFileTypes: true })) {
+        const rel = prefix ? `${prefix}/${d.name}` : d.name;
+        if (!isStorableName(rel) || !(d.isFile() || d.isDirectory())) {
+          skipped.push(rel);
+          continue;
+        }
+        const st = await fs.lstat(path.join(dir, d.name));
+        if (st.isDirectory()) {
+          this.bytes += DIR_COST_BYTES;
+          this.touch(rel, { type: "dir", size: 0, mtimeMs: st.mtimeMs });
+          await walk(path.join(dir, d.name), rel);
+        } else if (st.isFile()) {
+          this.bytes += st.size;
+          this.touch(rel, { type: "file", size: st.size, mtimeMs: st.mtimeMs });
+        } else skipped.push(rel);
+      }
+    };
+    await walk(files, "");
+    return skipped.sort();
   }
 
   /**
@@ -150,6 +253,13 @@ export class Workspace {
     return path.join(root, rel);
   }
 
+  /** @internal The host path of one of the workspace's files, for a snapshot to link or copy. */
+  async hostFile(relPath: string): Promise<string> {
+    if (this.entries.get(relPath)?.type !== "file")
+      throw new PolyboxError("FILE_NOT_FOUND", `no file "${relPath}" in the workspace`);
+    return this.hostPath(relPath);
+  }
+
   async write(relPath: string, data: Uint8Array, mtimeMs?: number): Promise<void> {
     const existing = this.entries.get(relPath);
     if (existing?.type === "dir")
@@ -161,28 +271,61 @@ export class Workspace {
       throw new PolyboxError(
         "QUOTA_EXCEEDED",
         `writing "${relPath}" (${formatBytes(data.length)}) would exceed the workspace quota: workspaceQuotaBytes=${this.quotaBytes} (${formatBytes(this.quotaBytes)}), ${formatBytes(this.bytes)} in use`,
+        { details: { limit: "workspaceQuotaBytes", value: this.quotaBytes } },
       );
     }
-    const parent = relPath.includes("/") ? relPath.slice(0, relPath.lastIndexOf("/")) : "";
+    const grows = data.length - (existing?.size ?? 0);
+    const parent = parentOf(relPath);
     if (parent) await this.mkdir(parent);
     const target = await this.hostPath(relPath);
+    this.grow(grows);
+    try {
+      await this.replaceFile(target, data, mtimeMs);
+    } catch (error) {
+      this.grow(-grows);
+      throw error;
+    }
+    this.bytes += grows;
+    this.touch(relPath, { type: "file", size: data.length, mtimeMs: mtimeMs ?? Date.now() });
+  }
+
+  /** Charges growth before the change and refunds shrinkage after it (see `charge`). */
+  private grow(bytes: number): void {
+    if (bytes !== 0) this.charge(bytes);
+  }
+
+  /**
+   * Writes a new file in the staging directory and renames it over `target`: never a write into
+   * an existing file, which may be a hard link shared with a snapshot.
+   */
+  private async replaceFile(target: string, data: Uint8Array, mtimeMs?: number): Promise<void> {
+    const staged = path.join(await this.ownHome(), STAGING, randomUUID());
     const handle = await fs.open(
-      target,
-      C.O_WRONLY | C.O_CREAT | C.O_TRUNC | (C.O_NOFOLLOW ?? 0),
+      staged,
+      C.O_WRONLY | C.O_CREAT | C.O_EXCL | (C.O_NOFOLLOW ?? 0),
       0o644,
     );
     try {
       await handle.writeFile(data);
-    } finally {
+      if (mtimeMs !== undefined) {
+        // Keeping the guest's mtime is a courtesy; a value the host refuses is not worth failing for.
+        const t = new Date(mtimeMs);
+        await handle.utimes(t, t).catch(() => undefined);
+      }
+      if (this.durable) await handle.sync();
+    } catch (error) {
       await handle.close();
+      await fs.rm(staged, { force: true });
+      throw error;
     }
-    this.bytes += data.length - (existing?.size ?? 0);
-    this.touch(relPath, { type: "file", size: data.length, mtimeMs: mtimeMs ?? Date.now() });
-    if (mtimeMs !== undefined) {
-      // Keeping the guest's mtime is a courtesy; a value the host refuses is not worth failing for.
-      const t = new Date(mtimeMs);
-      await fs.utimes(target, t, t).catch(() => undefined);
+    await handle.close();
+    try {
+      await fs.rename(staged, target);
+    } catch (error) {
+      await fs.rm(staged, { force: true });
+      throw error;
     }
+    if (this.durable) await syncDir(path.dirname(target));
   }
 
   /** Makes a directory and any missing parents: work in proportion to what is missing. */
@@ -196,7 +339,15 @@ export class Workspace {
       missing.push(p);
     }
     for (const sub of missing.reverse()) {
-      await fs.mkdir(await this.hostPath(sub));
+      const host = await this.hostPath(sub);
+      this.grow(DIR_COST_BYTES);
+      try {
+        await fs.mkdir(host);
+      } catch (error) {
+        this.grow(-DIR_COST_BYTES);
+        throw error;
+      }
+      if (this.durable) await syncDir(path.dirname(host));
       this.bytes += DIR_COST_BYTES;
       this.touch(sub, { type: "dir", size: 0, mtimeMs: Date.now() });
     }
@@ -222,14 +373,19 @@ export class Workspace {
         `no file or directory "${relPath}" in the workspace`,
       );
     const gone = [relPath, ...[...this.entries.keys()].filter((k) => k.startsWith(`${relPath}/`))];
-    await fs.rm(await this.hostPath(relPath), { recursive: true, force: true });
+    const host = await this.hostPath(relPath);
+    await fs.rm(host, { recursive: true, force: true });
+    if (this.durable) await syncDir(path.dirname(host));
     this.generation++;
+    let freed = 0;
     for (const p of gone) {
       const entry = this.entries.get(p);
-      if (entry) this.bytes -= costOf(entry);
+      if (entry) freed += costOf(entry);
       this.entries.delete(p);
       this.removedAt.set(p, this.generation);
     }
+    this.bytes -= freed;
+    this.grow(-freed);
     return gone;
   }
 
@@ -260,6 +416,90 @@ export class Workspace {
       });
     }
     return out.sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /**
+   * @internal Every entry, each file with the sha256 of its content: `digest` is asked only for
+   * files whose hash is not known yet, so a second snapshot of a workspace costs little.
+   */
+  async describe(
+    digest?: (hostPath: string, relPath: string) => Promise<string>,
+  ): Promise<WorkspaceEntry[]> {
+    const out: WorkspaceEntry[] = [];
+    for (const [p, e] of this.entries) {
+      if (digest && e.type === "file" && e.hash === undefined)
+        e.hash = await digest(await this.hostPath(p), p);
+      out.push({
+        path: p,
+        type: e.type,
+        size: e.size,
+        mtimeMs: e.mtimeMs,
+        ...(e.hash ? { hash: e.hash } : {}),
+      });
+    }
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /**
+   * @internal Replaces every file with `entries` (a snapshot): builds the new tree beside the old
+   * one, `place` putting each file at its host path (a hard link or a copy), then swaps the two
+   * with renames, so that a crash leaves one tree or the other (see `load`).
+   */
+  async replace(
+    entries: readonly WorkspaceEntry[],
+    place: (hostPath: string, entry: WorkspaceEntry) => Promise<void>,
+  ): Promise<void> {
+    const home = await this.ownHome();
+    const files = path.join(home, FILES);
+    const fresh = path.join(home, `${FILES}.new`);
+    const old = path.join(home, `${FILES}.old`);
+    let bytes = 0;
+    for (const e of entries) bytes += costOf(e);
+    if (bytes > this.quotaBytes) {
+      throw new PolyboxError(
+        "QUOTA_EXCEEDED",
+        `the snapshot holds ${formatBytes(bytes)}, over this workspace's quota: workspaceQuotaBytes=${this.quotaBytes} (${formatBytes(this.quotaBytes)})`,
+        { details: { limit: "workspaceQuotaBytes", value: this.quotaBytes } },
+      );
+    }
+    const grows = bytes - this.bytes;
+    if (grows > 0) this.grow(grows);
+    try {
+      await fs.rm(fresh, { recursive: true, force: true });
+      await fs.mkdir(fresh);
+      const dirs = entries
+        .filter((e) => e.type === "dir")
+        .sort((a, b) => a.path.length - b.path.length);
+      for (const d of dirs) await fs.mkdir(path.join(fresh, d.path));
+      for (const f of entries) if (f.type === "file") await place(path.join(fresh, f.path), f);
+      if (this.durable) {
+        for (const d of dirs) await syncDir(path.join(fresh, d.path));
+        await syncDir(fresh);
+      }
+      await fs.rm(old, { recursive: true, force: true });
+      await fs.rename(files, old);
+      await fs.rename(fresh, files);
+      if (this.durable) await syncDir(home);
+    } catch (error) {
+      if (grows > 0) this.grow(-grows);
+      await fs.rm(fresh, { recursive: true, force: true });
+      if (!(await exists(files)) && (await exists(old))) await fs.rename(old, files);
+      throw error;
+    }
+    await fs.rm(old, { recursive: true, force: true });
+    if (grows < 0) this.grow(grows);
+    this.generation++;
+    for (const p of this.entries.keys()) this.removedAt.set(p, this.generation);
+    this.entries.clear();
+    this.bytes = bytes;
+    for (const e of entries) {
+      this.touch(e.path, {
+        type: e.type,
+        size: e.size,
+        mtimeMs: e.mtimeMs,
+        ...(e.hash ? { hash: e.hash } : {}),
+      });
+    }
   }
 
   /** What an interpreter that last synced at `since` lacks (everything when `since` is null). */
@@ -340,12 +580,45 @@ export class Workspace {
     this.removedAt.delete(relPath);
   }
 
-  async destroy(): Promise<void> {
-    if (this.dir) await fs.rm(this.dir, { recursive: true, force: true });
-    this.dir = null;
+  /** Forgets the files without touching them (a named sandbox unloaded: its files stay). */
+  unload(): void {
     this.entries.clear();
     this.removedAt.clear();
     this.bytes = 0;
+  }
+
+  /** Removes the workspace's home and every file in it. */
+  async destroy(): Promise<void> {
+    if (this.home) await fs.rm(this.home, { recursive: true, force: true });
+    this.home = null;
+    this.unload();
+  }
+}
+
+/** Whether a name read from disk is one the workspace would store under itself. */
+function isStorableName(rel: string): boolean {
+  try {
+    return resolveWorkspacePath(rel) === rel;
+  } catch {
+    return false;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  return (await fs.lstat(p).catch(() => null)) !== null;
+}
+
+/**
+ * Makes a directory's entries (a rename, a new name) durable. Windows cannot open a directory
+ * for this; there the rename's own guarantees are what there is.
+ */
+export async function syncDir(dir: string): Promise<void> {
+  if (process.platform === "win32") return;
+  const handle = await fs.open(dir, C.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

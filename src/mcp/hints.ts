@@ -14,6 +14,10 @@ const FLAGS: Record<string, string> = {
   rateLimit: "--rate-limit",
   retentionMs: "--job-retention",
   idleTimeoutMs: "--idle-timeout",
+  maxLifetimeMs: "--max-lifetime",
+  dataDirQuotaBytes: "--data-quota",
+  maxSnapshotsPerSandbox: "--max-snapshots",
+  maxSnapshotBytesPerSandbox: "--snapshot-quota",
   "permissions.read": "--allow-read",
   "permissions.net": "--allow-net",
   pythonPackages: "--python-packages",
@@ -51,6 +55,17 @@ export function toolHint(error: PolyboxError): string | undefined {
         return "close one with close_sandbox";
       case "SANDBOX_NOT_FOUND":
         return "use a sandbox_id returned by create_sandbox (get_sandbox_status lists yours), or omit sandbox_id for a one-shot run";
+      case "SANDBOX_EXPIRED":
+      case "SANDBOX_LOST":
+        return "create_sandbox makes a new one; a named sandbox (create_sandbox with name) keeps its files and reopens by name";
+      case "SNAPSHOT_NOT_FOUND":
+        return "use a snapshot_id returned by snapshot_sandbox (list_snapshots lists yours)";
+      case "QUOTA_EXCEEDED":
+        return error.details.limit === "maxSnapshotsPerSandbox" ||
+          error.details.limit === "maxSnapshotBytesPerSandbox" ||
+          error.details.limit === "dataDirQuotaBytes"
+          ? "delete snapshots with delete_snapshot, or named sandboxes with close_sandbox and delete: true"
+          : undefined;
       case "JOB_NOT_FOUND":
         return "use a job_id returned by a call with async: true";
       case "SERVER_BUSY":

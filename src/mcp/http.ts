@@ -154,7 +154,8 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     });
     const caller: Caller =
       token !== null
-        ? { owner: `token:${token.toString("hex")}` }
+        ? // A token's digest is the same after a restart: it keeps the client's named sandboxes.
+          { owner: `token:${token.toString("hex")}`, scope: `token:${token.toString("hex")}` }
         : { owner: `session:${newId}`, account: `address:${clientAddress(req)}` };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);

@@ -13,10 +13,12 @@ import { fileTools } from "./tools/files.js";
 import { jobTools } from "./tools/jobs.js";
 import { runTools } from "./tools/run.js";
 import { sandboxTools } from "./tools/sandboxes.js";
+import { stateTools } from "./tools/state.js";
 
 /**
  * Every tool, in the order tools/list gives them (README's tool table follows it): running code
- * first, as most calls do; then a sandbox's lifecycle, its files, and the async jobs' tools.
+ * first, as most calls do; then a sandbox's lifecycle, its files, its snapshots, and the async
+ * jobs' tools.
  */
 export const TOOL_NAMES = [
   "execute_python",
@@ -32,6 +34,11 @@ export const TOOL_NAMES = [
   "read_file",
   "write_file",
   "upload_file",
+  "snapshot_sandbox",
+  "restore_sandbox",
+  "fork_sandbox",
+  "list_snapshots",
+  "delete_snapshot",
   "check_job_status",
   "get_job_logs",
   "cancel_job",
@@ -50,7 +57,7 @@ export interface McpServerOptions {
 
 const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.map((l) => `${l} (${LANGUAGE_INFO[l].engine})`).join(", ")}.
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
-To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done.
+To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done. create_sandbox with a name keeps the files on disk across restarts; snapshot_sandbox / restore_sandbox / fork_sandbox save, roll back and branch a sandbox's files.
 Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id (or, where the client supports MCP tasks, call a run tool as a task: its task id is the job id).
 Long output comes back as its first and last part, with a resource link to the whole of it (resources/read). A sandbox's files are resources too: polybox://sandbox/{sandbox_id}/{+path}.`;
 
@@ -97,6 +104,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
     ...jobTools(ctx),
     ...sandboxTools(ctx),
     ...fileTools(ctx),
+    ...stateTools(ctx),
   ]);
   if (options.tools) checkToolNames(options.tools);
   const wanted = new Set(options.tools ?? TOOL_NAMES);

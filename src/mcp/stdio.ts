@@ -16,7 +16,11 @@ export interface StdioOptions {
 /** Serves until stdin ends or the client disconnects; resolves then. */
 export async function serveStdio(options: StdioOptions): Promise<void> {
   // One stdio connection is one client: it owns every sandbox and job made over it.
-  const server = createMcpServer({ ...options, caller: { owner: `stdio:${randomUUID()}` } });
+  // Its named sandboxes are the local user's, the same for every stdio server on this data dir.
+  const server = createMcpServer({
+    ...options,
+    caller: { owner: `stdio:${randomUUID()}`, scope: "local" },
+  });
   const transport = new StdioServerTransport();
   const ended = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseArgs, UsageError } from "../../dist/cli/args.js";
-import { runtimeOptions } from "../../dist/cli/options.js";
+import { runtimeOptions, serviceOptions } from "../../dist/cli/options.js";
 import { languageOf } from "../../dist/cli/run.js";
 
 describe("parseArgs", () => {
@@ -81,6 +81,36 @@ describe("parseArgs", () => {
       host: "0.0.0.0",
       token: "t",
     });
+  });
+
+  it("parses the data directory and its limits, and the maximum lifetime", () => {
+    const { flags } = parseArgs([
+      "mcp",
+      "--data-dir=rel/state",
+      "--data-quota=2G",
+      "--max-snapshots=3",
+      "--snapshot-quota=512M",
+      "--max-lifetime=2h",
+    ]);
+    expect(flags).toMatchObject({
+      dataDir: path.resolve("rel/state"),
+      dataDirQuotaBytes: 2 * 1024 ** 3,
+      maxSnapshotsPerSandbox: 3,
+      maxSnapshotBytesPerSandbox: 512 * 1024 ** 2,
+      maxLifetimeMs: 7_200_000,
+    });
+    expect(runtimeOptions(flags)).toMatchObject({
+      dataDir: path.resolve("rel/state"),
+      dataDirQuotaBytes: 2 * 1024 ** 3,
+      maxSnapshotsPerSandbox: 3,
+      maxSnapshotBytesPerSandbox: 512 * 1024 ** 2,
+    });
+    expect(serviceOptions(flags, "mcp")).toMatchObject({
+      maxLifetimeMs: 7_200_000,
+      recordLive: true,
+    });
+    expect(() => parseArgs(["run", "--data-dir=x", "a.py"])).toThrow(/does not apply/);
+    expect(() => parseArgs(["mcp", "--data-dir="])).toThrow(UsageError);
   });
 
   it("reads --pool sizes per language and refuses unknown languages", () => {

@@ -13,6 +13,8 @@ export const CLI = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 export interface McpHandle {
   client: Client;
+  /** The server process's pid (stdio). */
+  pid?: number;
   /** Everything the server wrote to stderr so far. */
   stderr: () => string;
   /** Closes the client and waits for the server process to exit; returns its exit code/signal. */
@@ -40,6 +42,7 @@ export async function stdioServer(args: string[] = []): Promise<McpHandle> {
   const pid = transport.pid!;
   return {
     client,
+    pid,
     stderr: () => stderr,
     close: async () => {
       await client.close();

@@ -27,7 +27,7 @@ describe("--tools", () => {
     });
   });
 
-  it("lists all sixteen tools by default", async () => {
+  it("lists all twenty-one tools by default", async () => {
     server = await stdioServer();
     const { tools } = await server.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
@@ -48,6 +48,11 @@ describe("--tools", () => {
         "read_file",
         "upload_file",
         "write_file",
+        "snapshot_sandbox",
+        "restore_sandbox",
+        "fork_sandbox",
+        "list_snapshots",
+        "delete_snapshot",
       ].sort(),
     );
   });

@@ -100,7 +100,7 @@ describe("polybox serve", () => {
 
   it("runs code for an authenticated client", async () => {
     const { tools } = await server.client.listTools();
-    expect(tools).toHaveLength(16);
+    expect(tools).toHaveLength(21);
     const r = await call(server.client, "execute_bash", {
       code: "echo one two two | tr ' ' '\\n' | sort | uniq -c",
     });

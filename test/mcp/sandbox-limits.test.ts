@@ -43,7 +43,7 @@ describe("sandbox bounds", () => {
     ).toEqual([]);
     const r = await call(server.client, "list_files", { sandbox_id });
     expect(text(r)).toMatch(
-      /^SANDBOX_NOT_FOUND: sandbox .* no longer exists: it was idle for 2 s \(idleTimeoutMs\)/,
+      /^SANDBOX_EXPIRED: sandbox .* no longer exists: it was idle for 2 s \(idleTimeoutMs\)/,
     );
   });
 

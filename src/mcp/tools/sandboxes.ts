@@ -7,8 +7,12 @@ import { iso, result } from "../render.js";
 import { argSchemas } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
-const sandboxShape = z.object({
+export const sandboxShape = z.object({
   sandbox_id: z.string(),
+  name: z
+    .string()
+    .nullable()
+    .describe("A named sandbox's name (its files outlive the server); null for an ephemeral one"),
   default_language: z.string().nullable(),
   created_at: z.string(),
   last_used_at: z.string(),
@@ -63,6 +67,12 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           .max(max.workspaceQuotaBytes / 1024 ** 2)
           .optional()
           .describe("Size limit of the sandbox's files in MiB"),
+        name: z
+          .string()
+          .optional()
+          .describe(
+            'Make the sandbox named and persistent (a-z, 0-9, ".", "_", "-"; up to 64): its files are kept on disk and survive close_sandbox and server restarts; calling create_sandbox with the same name again reopens it (files intact, interpreters fresh)',
+          ),
         engine: z
           .enum(["wasm", "native"])
           .optional()
@@ -81,6 +91,7 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
         const info = await service.createSandbox(caller, {
           ...(args.language ? { language: args.language } : {}),
           ...(args.engine ? { engine: args.engine } : {}),
+          ...(args.name !== undefined ? { name: args.name } : {}),
           limits: {
             ...(args.timeout_seconds !== undefined
               ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }
@@ -96,7 +107,7 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
         });
         return result(
           { sandbox_id: info.id, sandbox: describe(info) },
-          `created sandbox ${info.id}${info.defaultLanguage ? ` (default language ${info.defaultLanguage})` : ""}`,
+          `${info.name ? `opened sandbox "${info.name}" as` : "created sandbox"} ${info.id}${info.defaultLanguage ? ` (default language ${info.defaultLanguage})` : ""}${info.name && info.fileCount > 0 ? `; ${info.fileCount} files kept from before, interpreters fresh` : ""}`,
         );
       },
     }),
@@ -104,21 +115,30 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
       name: "close_sandbox",
       title: "Close a sandbox",
       description:
-        "Destroy a sandbox: its interpreters and every one of its files. The sandbox_id stops working.",
-      input: { sandbox_id: a.sandboxId },
+        "Close a sandbox; the sandbox_id stops working. An ephemeral sandbox is destroyed with every file. A named one is unloaded (its files stay; create_sandbox with its name reopens it) unless delete is true, which destroys its files and snapshots.",
+      input: {
+        sandbox_id: a.sandboxId,
+        delete: z
+          .boolean()
+          .optional()
+          .describe("For a named sandbox: destroy its files and snapshots too (default false)"),
+      },
       output: { sandbox_id: z.string(), closed: z.boolean() },
-      // Destroys files; a second close changes nothing more (it answers SANDBOX_NOT_FOUND).
+      // Destroys a sandbox's files, or with a name and without delete unloads it (files kept).
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
-        idempotentHint: true,
+        idempotentHint: false,
         openWorldHint: false,
       },
-      run: async ({ sandbox_id }) => {
-        await service.closeSandbox(caller, sandbox_id);
+      run: async ({ sandbox_id, delete: remove }) => {
+        const named = service.sandboxStatus(caller, sandbox_id)[0]?.name ?? null;
+        await service.closeSandbox(caller, sandbox_id, { delete: remove === true });
         return result(
           { sandbox_id, closed: true },
-          `closed sandbox ${sandbox_id}; its files are gone`,
+          named && !remove
+            ? `closed sandbox "${named}" (${sandbox_id}); its files are kept for create_sandbox with name "${named}"`
+            : `closed sandbox ${sandbox_id}; its files are gone`,
         );
       },
     }),
@@ -126,10 +146,23 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
       name: "get_sandbox_status",
       title: "Sandbox status",
       description:
-        "Status of one of your sandboxes (with sandbox_id) or of all of them: age, last use, languages used, file count and bytes, and when it will be closed for idleness. Other clients' sandboxes are never shown. Also the server's load.",
+        "Status of one of your sandboxes (with sandbox_id) or of all of them: age, last use, languages used, file count and bytes, and when it will be closed for idleness; and your named sandboxes that are stored but not open. Other clients' sandboxes are never shown. Also the server's load.",
       input: { sandbox_id: a.sandboxId.optional() },
       output: {
         sandboxes: z.array(sandboxShape),
+        stored: z
+          .array(
+            z.object({
+              name: z.string(),
+              sandbox_id: z.string(),
+              engine: z.enum(["wasm", "native"]),
+              created_at: z.string(),
+              bytes: z.number(),
+            }),
+          )
+          .describe(
+            "Your named sandboxes kept on disk and not open: create_sandbox with the name opens one",
+          ),
         max_sandboxes: z.number().describe("Sandboxes the server keeps open, all clients together"),
         max_sandboxes_per_client: z.number().describe("Sandboxes one client may have open"),
         running_runs: z.number(),
@@ -144,18 +177,31 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
       },
       run: async ({ sandbox_id }) => {
         const list = service.sandboxStatus(caller, sandbox_id).map(describe);
+        const stored =
+          sandbox_id === undefined
+            ? (await service.storedSandboxes(caller)).map((n) => ({
+                name: n.name,
+                sandbox_id: n.id,
+                engine: n.engine,
+                created_at: iso(n.createdAt)!,
+                bytes: n.bytes,
+              }))
+            : [];
         const s = service.scheduler;
         const lines = [
           `${list.length} sandbox${list.length === 1 ? "" : "es"} of yours (max ${service.sandboxes.maxSandboxesPerClient} per client, ${service.sandboxes.maxSandboxes} in all); runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
         ];
         for (const b of list) {
           lines.push(
-            `${b.sandbox_id}: ${b.file_count} files, ${b.bytes} bytes, languages [${b.languages.join(", ")}], age ${b.age_seconds} s, idle ${b.idle_seconds} s${b.running ? ", running" : ""}`,
+            `${b.name ? `"${b.name}" ` : ""}${b.sandbox_id}: ${b.file_count} files, ${b.bytes} bytes, languages [${b.languages.join(", ")}], age ${b.age_seconds} s, idle ${b.idle_seconds} s${b.running ? ", running" : ""}`,
           );
         }
+        for (const n of stored)
+          lines.push(`"${n.name}" (stored, not open): ${n.bytes} bytes, created ${n.created_at}`);
         return result(
           {
             sandboxes: list,
+            stored,
             max_sandboxes: service.sandboxes.maxSandboxes,
             max_sandboxes_per_client: service.sandboxes.maxSandboxesPerClient,
             running_runs: s.running,
@@ -213,10 +259,11 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
   ];
 }
 
-function describe(info: ManagedSandboxInfo) {
+export function describe(info: ManagedSandboxInfo) {
   const now = Date.now();
   return {
     sandbox_id: info.id,
+    name: info.name,
     default_language: info.defaultLanguage,
     created_at: iso(info.createdAt)!,
     last_used_at: iso(info.lastUsedAt)!,
