@@ -44,7 +44,7 @@ describe("named sandboxes", () => {
       );
       const first = await again.run("javascript", "typeof globalThis.x");
       expect(first.stateLost).toBe(true);
-      expect(first.value).toBe('"undefined"');
+      expect(first.value).toBe("'undefined'");
       expect(first.notes?.join(" ")).toMatch(/reopened.*interpreters are new/);
       const second = await again.run("javascript", "1");
       expect(second.stateLost).toBeUndefined();
@@ -114,13 +114,13 @@ describe("snapshots", () => {
     expect(await sb.files.read("a.txt", "utf8")).toBe("one");
     const r = await sb.run("javascript", "typeof globalThis.kept");
     expect(r.stateLost).toBe(true);
-    expect(r.value).toBe('"undefined"');
+    expect(r.value).toBe("'undefined'");
     // The guest sees the restored files, not what its interpreter had.
     const seen = await sb.run(
       "javascript",
       "const fs = require('fs'); [fs.readFileSync('a.txt','utf8'), fs.existsSync('new.txt')].join()",
     );
-    expect(seen.value).toBe('"one,false"');
+    expect(seen.value).toBe("'one,false'");
     await sb.close();
     // An ephemeral sandbox's snapshots go with it.
     await expect(Sandbox.fork(snap.id, { runtime: rt })).rejects.toMatchObject({

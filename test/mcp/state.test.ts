@@ -99,7 +99,7 @@ describe("named sandboxes across restarts", () => {
       }),
     );
     expect(first.state_lost).toBe(true);
-    expect(first.value).toBe('"undefined"');
+    expect(first.value).toBe("'undefined'");
     expect(first.notes.join(" ")).toMatch(/reopened.*interpreters are new/);
 
     // close_sandbox unloads (files kept); delete: true destroys.

@@ -9,7 +9,7 @@ import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type McpHandle, stdioServer } from "../helpers/mcp-client.js";
 
-/** The documented order: running code, then a sandbox's lifecycle, its files, async jobs. */
+/** The documented order: running code, a sandbox's lifecycle, its files, snapshots, async jobs. */
 const ORDER = [
   "execute_python",
   "execute_javascript",
@@ -24,6 +24,11 @@ const ORDER = [
   "read_file",
   "write_file",
   "upload_file",
+  "snapshot_sandbox",
+  "restore_sandbox",
+  "fork_sandbox",
+  "list_snapshots",
+  "delete_snapshot",
   "check_job_status",
   "get_job_logs",
   "cancel_job",
@@ -78,6 +83,7 @@ describe("tools/list", () => {
       "get_sandbox_status",
       "list_files",
       "read_file",
+      "list_snapshots",
       "check_job_status",
       "get_job_logs",
     ]);
@@ -94,6 +100,9 @@ describe("tools/list", () => {
       "close_sandbox",
       "write_file",
       "upload_file",
+      // Puts the files back as the snapshot has them: what was written since is gone.
+      "restore_sandbox",
+      "delete_snapshot",
       "cancel_job",
     ]);
     expect(byName(tools, "create_run_close").annotations?.destructiveHint).toBe(false);

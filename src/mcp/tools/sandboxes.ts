@@ -124,11 +124,12 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           .describe("For a named sandbox: destroy its files and snapshots too (default false)"),
       },
       output: { sandbox_id: z.string(), closed: z.boolean() },
-      // Destroys a sandbox's files, or with a name and without delete unloads it (files kept).
+      // Destroys a sandbox's files, or with a name and without delete unloads it (files kept);
+      // a second close changes nothing more (it answers SANDBOX_NOT_FOUND).
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
-        idempotentHint: false,
+        idempotentHint: true,
         openWorldHint: false,
       },
       run: async ({ sandbox_id, delete: remove }) => {
