@@ -149,7 +149,11 @@ export function linuxJailWrapper(extraReadPaths: string[]): HostWrapper {
         // Nothing writable: no /tmp, no /dev/shm (L2 forbids writes anyway; this is the wall
         // behind it).
         tmpMb: 0,
-        cwd: "/tmp",
+        // A directory the host may read anyway: on Node 22 and 24 a worker thread may read
+        // anything under the process's working directory whatever the permission model grants
+        // (the main thread may not), and /tmp holds the bound paths that live under the host's
+        // /tmp, such as a Node installed there.
+        cwd: DIST_DIR,
         // Node's threads count as processes: the pools, V8's and libuv's own.
         processes: 4096,
         openFiles: 4096,
