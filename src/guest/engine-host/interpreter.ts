@@ -27,6 +27,9 @@ const BUSY_CHECK_MS = 250;
 const BUSY_THRESHOLD = 0.2;
 const AFTER_RUN_GRACE_MS = 2_000;
 const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
+/** How long a worker's termination may take to be confirmed before its host ends itself. */
+const TERMINATE_CONFIRM_MS = 5_000;
+const EXIT_WORKER_STUCK = 70;
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
 
@@ -142,8 +145,13 @@ export class Interpreter {
   dispose(): void {
     this.stopIdleWatch();
     if (this.dead) return;
+    // Dead from here on: never handed another run, whether or not the thread stops.
     this.dead = true;
-    void this.worker.terminate();
+    // A worker whose end is not confirmed may still be running guest code in this process: the
+    // whole engine host goes, and the trusted side sees its tenant's interpreters lost.
+    const unconfirmed = setTimeout(() => process.exit(EXIT_WORKER_STUCK), TERMINATE_CONFIRM_MS);
+    unconfirmed.unref();
+    void this.worker.terminate().then(() => clearTimeout(unconfirmed));
   }
 
   private onMessage(message: FromWorker): void {
