@@ -42,9 +42,10 @@ describe("Bash on everyday data", () => {
     expect((await sb.files.read("seq.txt", "utf8")).split("\n").at(-2)).toBe("200000");
   });
 
-  // Measured on a 2-core VM: 10 MB takes ~13 s within the default limits, 20 MB needs more than
-  // the default memoryMb=512, 50 MB ran in ~100 s with memoryMb=4096 (just-bash's sort and tr
-  // hold every line as a JavaScript string). 5 MB leaves room for a loaded machine.
+  // sort, uniq and tr are polybox's own (src/guest/engines/bash/data/): they hold a pipeline's
+  // data as one buffer, not a string per line. Measured on a loaded 2-core VM within the default
+  // limits: 50 MB in ~24 s (just-bash's own needed memoryMb=4096 and ~100 s); 20 MB, which
+  // needed more than the default memoryMb=512 before, runs in every CI run.
   it("passes megabytes between pipeline stages without counting them as output", async () => {
     await using sb = await Sandbox.create({ runtime });
     const { body, lines } = text(5_000_000);
@@ -55,20 +56,27 @@ describe("Bash on everyday data", () => {
     expect(r.stdout.split("\n")[0]!.trim()).toBe(`${2 * lines} the`);
   }, 120_000);
 
+  it("runs the word-frequency pipeline on a 20 MB file within the default limits", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const { body, lines } = text(20_000_000);
+    await sb.files.write("big.txt", body);
+    const r = await sb.run("bash", WORD_FREQUENCIES);
+    expect(r.status, r.message ?? r.stderr).toBe("ok");
+    expect(r.stdout.split("\n")[0]!.trim()).toBe(`${2 * lines} the`);
+  }, 120_000);
+
+  // Within the default 30 s on a quiet machine; on a loaded one it comes close, so it is opt-in.
   it.runIf(process.env.POLYBOX_BIG_DATA)(
-    "runs the word-frequency pipeline on a 50 MB file with raised memory and time limits",
+    "runs the word-frequency pipeline on a 50 MB file within the default limits",
     async () => {
-      await using sb = await Sandbox.create({
-        runtime,
-        limits: { memoryMb: 4096, timeoutMs: 600_000 },
-      });
+      await using sb = await Sandbox.create({ runtime });
       const { body, lines } = text(50_000_000);
       await sb.files.write("big.txt", body);
       const r = await sb.run("bash", WORD_FREQUENCIES);
-      expect(r.status).toBe("ok");
+      expect(r.status, r.message ?? r.stderr).toBe("ok");
       expect(r.stdout.split("\n")[0]!.trim()).toBe(`${2 * lines} the`);
     },
-    660_000,
+    120_000,
   );
 
   it("runs seq past 100 000 numbers", async () => {
