@@ -180,7 +180,18 @@ const BULK =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: Bash array subscripts, not a template
   'for i in $(seq 1 3000); do echo "${w[i*7%19]}${w[i*11%19]} $((i*7919%1000)) ${w[i%19]}"; done > bulk';
 
+/** Over 4096 lines of numbers (the numeric radix sort's size): signs, fractions, ties, zeros. */
+const NUMBERS =
+  'for i in $(seq 1 5000); do echo "$(( (i*7919) % 2001 - 1000 )).$((i % 7)) k$((i % 5))"; done > nums; ' +
+  "printf -- '-0\\n0\\n00\\n-0.0\\n.\\n-\\nx\\n1e5\\n12345678901234567890\\n12345678901234567891\\n1234567890123456789.5\\n-12345678901234567890\\n0.0000000000000000000000001\\n0.00000000000000000000000011\\n' >> nums";
+
 const BULK_CASES: [string, string][] = [
+  ["numbers: sort -n", `${NUMBERS}; sort -n nums | cksum`],
+  ["numbers: sort -rn", `${NUMBERS}; sort -rn nums | cksum`],
+  ["numbers: sort -n -s", `${NUMBERS}; sort -n -s nums | cksum`],
+  ["numbers: sort -nu", `${NUMBERS}; sort -nu nums | cksum`],
+  ["numbers: sort -k1,1n -k2,2r", `${NUMBERS}; sort -k1,1n -k2,2r nums | cksum`],
+  ["numbers: sort -k2,2 -k1,1nr", `${NUMBERS}; sort -k2,2 -k1,1nr nums | cksum`],
   ["bulk: sort", `${BULK}; sort bulk | cksum`],
   ["bulk: sort -r", `${BULK}; sort -r bulk | cksum`],
   ["bulk: sort -f", `${BULK}; sort -f bulk | cksum`],

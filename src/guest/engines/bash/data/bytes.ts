@@ -81,6 +81,11 @@ export function joinInputs(inputs: Uint8Array[], delimiter: number): Uint8Array 
   return joined.subarray(0, at);
 }
 
+/** Bytes as one latin1 string (one char per byte), the shape the pipeline passes on. */
+export function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("latin1");
+}
+
 /**
  * Output bytes collected into one Buffer, grown by doubling when a guess was short, and handed
  * to just-bash as one latin1 string.
@@ -111,12 +116,11 @@ export class ByteWriter {
 
   /** Bytes [start, end) of `source`. */
   range(source: Uint8Array, start: number, end: number): void {
-    const bytes = end - start;
-    this.reserve(bytes);
-    // A native copy costs more than a loop for the short lines data is mostly made of.
-    if (bytes > 64) this.buffer.set(source.subarray(start, end), this.size);
-    else for (let i = 0; i < bytes; i++) this.buffer[this.size + i] = source[start + i]!;
-    this.size += bytes;
+    this.reserve(end - start);
+    const buffer = this.buffer;
+    let size = this.size;
+    for (let i = start; i < end; i++) buffer[size++] = source[i]!;
+    this.size = size;
   }
 
   /** ASCII text (numbers, padding). */
@@ -132,7 +136,7 @@ export class ByteWriter {
 
   /** The bytes written, as one latin1 string (for the pipeline). */
   latin1(): string {
-    return this.buffer.toString("latin1", 0, this.size);
+    return latin1(this.bytes());
   }
 }
 
@@ -143,11 +147,11 @@ export class ByteWriter {
 export async function writeOutputFile(
   ctx: Ctx,
   file: string,
-  out: ByteWriter,
+  bytes: Uint8Array,
 ): Promise<string | undefined> {
   try {
-    // A copy of exactly the bytes written: the writer's buffer may be twice as large.
-    await ctx.fs.writeFile(ctx.fs.resolvePath(ctx.cwd, file), new Uint8Array(out.bytes()));
+    // A copy of exactly these bytes: the buffer they are a view of may be larger.
+    await ctx.fs.writeFile(ctx.fs.resolvePath(ctx.cwd, file), new Uint8Array(bytes));
     return undefined;
   } catch (error) {
     return reasonOf(error);

@@ -219,3 +219,91 @@ function mergeRuns(
   while (i < mid) to[o++] = from[i++]!;
   while (j < hi) to[o++] = from[j++]!;
 }
+
+/** Below this many lines the numeric radix sort's fixed cost (its counts) is not worth it. */
+const NUMERIC_RADIX_MIN = 4096;
+const DIGIT_BITS = 16;
+const DIGITS = 1 << DIGIT_BITS;
+
+/**
+ * Sorts `lines` in place by `values[line]` ascending, stably, then orders each run of equal
+ * values by `compare` (stably too). `values` must order lines as `compare` does wherever they
+ * differ: then the result is what a stable sort by `compare` alone gives. An LSD radix sort over
+ * the doubles' bits (made to sort as unsigned integers) does the bulk in four linear passes.
+ */
+export function numericSortLines(
+  lines: Int32Array,
+  values: Float64Array,
+  compare: (a: number, b: number) => number,
+): void {
+  const n = lines.length;
+  if (n < NUMERIC_RADIX_MIN) {
+    mergeSortLines(lines, (a, b) => {
+      const va = values[a]!;
+      const vb = values[b]!;
+      return va < vb ? -1 : va > vb ? 1 : compare(a, b);
+    });
+    return;
+  }
+  const words = sortableWords(values);
+  let from = lines;
+  let to: Int32Array = new Int32Array(n);
+  const counts = new Int32Array(DIGITS);
+  // Low 16 bits of the low word first, high 16 bits of the high word last.
+  for (const [word, shift] of [
+    [0, 0],
+    [0, DIGIT_BITS],
+    [1, 0],
+    [1, DIGIT_BITS],
+  ] as const) {
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[(words[2 * from[i]! + word]! >>> shift) & (DIGITS - 1)]!++;
+    // Every line has the same digit here: the pass would not move anything.
+    if (counts[(words[2 * from[0]! + word]! >>> shift) & (DIGITS - 1)] === n) continue;
+    let at = 0;
+    for (let d = 0; d < DIGITS; d++) {
+      const c = counts[d]!;
+      counts[d] = at;
+      at += c;
+    }
+    for (let i = 0; i < n; i++) {
+      const line = from[i]!;
+      to[counts[(words[2 * line + word]! >>> shift) & (DIGITS - 1)]!++] = line;
+    }
+    [from, to] = [to, from];
+  }
+  if (from !== lines) lines.set(from);
+  sortEqualRuns(lines, values, compare);
+}
+
+/**
+ * The doubles' bits as pairs of 32-bit words (low, high) that sort as unsigned 64-bit integers
+ * in the doubles' order: the sign bit flipped for positives, every bit for negatives.
+ */
+function sortableWords(values: Float64Array): Uint32Array {
+  const words = new Uint32Array(values.length * 2);
+  new Float64Array(words.buffer).set(values);
+  // Float64Array and Uint32Array share the platform's byte order; the high word is second on
+  // little-endian machines, where Node runs.
+  for (let i = 0; i < words.length; i += 2) {
+    const high = words[i + 1]!;
+    if (high & 0x80000000) {
+      words[i] = ~words[i]! >>> 0;
+      words[i + 1] = ~high >>> 0;
+    } else words[i + 1] = (high | 0x80000000) >>> 0;
+  }
+  return words;
+}
+
+function sortEqualRuns(
+  lines: Int32Array,
+  values: Float64Array,
+  compare: (a: number, b: number) => number,
+): void {
+  let start = 0;
+  for (let i = 1; i <= lines.length; i++) {
+    if (i < lines.length && values[lines[i]!] === values[lines[start]!]) continue;
+    if (i - start > 1) mergeSortLines(lines.subarray(start, i), compare);
+    start = i;
+  }
+}

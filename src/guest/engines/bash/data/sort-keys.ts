@@ -260,6 +260,43 @@ export function compareNumbers(
   return signA < 0 ? -magnitude : magnitude;
 }
 
+/** Significant digits kept of a number read for its approximate value. */
+const KEPT_DIGITS = 15;
+
+/**
+ * The number at the start of [start, end) as a double that keeps order: its first 15
+ * significant digits, correctly rounded. Neither cutting digits nor correct rounding ever puts
+ * a smaller number above a larger one, so where two values differ the numbers compare the same
+ * way; where they are equal, only compareNumbers can tell. Zero is +0, so that -0 and 0 are
+ * equal here as they are to GNU.
+ */
+export function numericValue(data: Uint8Array, start: number, end: number): number {
+  readNumber(data, start, end, numA);
+  let digits = 0;
+  let kept = 0;
+  // Position of the decimal point relative to the digits kept: value = digits * 10^scale.
+  let scale = 0;
+  for (let i = numA.intStart; i < numA.intEnd; i++) {
+    if (kept < KEPT_DIGITS) {
+      digits = digits * 10 + data[i]! - 0x30;
+      kept++;
+    } else scale++;
+  }
+  for (let i = numA.fracStart; i < numA.fracEnd && kept < KEPT_DIGITS; i++) {
+    digits = digits * 10 + data[i]! - 0x30;
+    if (digits > 0) kept++;
+    scale--;
+  }
+  // One product or quotient by an exact power of ten (up to 10^22) is correctly rounded, as is
+  // JavaScript's own reading of a decimal, used for the rare larger scales.
+  let value: number;
+  if (scale === 0) value = digits;
+  else if (scale > 0 && scale <= 22) value = digits * 10 ** scale;
+  else if (scale < 0 && scale >= -22) value = digits / 10 ** -scale;
+  else value = Number(`${digits}e${scale}`);
+  return numA.negative && value !== 0 ? -value : value;
+}
+
 /** Byte order, shorter first on a common prefix; through `table` (FOLD) when given. */
 export function compareBytes(
   data: Uint8Array,

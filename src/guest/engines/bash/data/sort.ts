@@ -6,18 +6,18 @@
 // just-bash's own sort, as before.
 
 import {
-  ByteWriter,
   bytesResult,
   type Ctx,
   failure,
   joinInputs,
+  latin1,
   NEWLINE,
   operandBytes,
   type Result,
   UnreadableFile,
   writeOutputFile,
 } from "./bytes.js";
-import { mergeSortLines, radixSortLines } from "./line-sort.js";
+import { mergeSortLines, numericSortLines, radixSortLines } from "./line-sort.js";
 import { type OptionTable, parseOptions, usageError } from "./options.js";
 import {
   compareBytes,
@@ -25,7 +25,10 @@ import {
   FOLD,
   hasOrdering,
   type Key,
+  keyEnd,
+  keyStart,
   NO_TAB,
+  numericValue,
   parseKeySpec,
   wholeLineKey,
 } from "./sort-keys.js";
@@ -240,6 +243,26 @@ function radixPlan(plan: Plan): Key | undefined {
   return key.reverse === plan.global.reverse ? key : undefined;
 }
 
+/**
+ * The first key's value as a double per line, when that key is numeric, negated when it is
+ * reversed: ascending order of these is the first key's order, up to equal values.
+ */
+function numericValues(data: Uint8Array, starts: Int32Array, plan: Plan): Float64Array | null {
+  const key = plan.keys[0];
+  if (!key?.numeric) return null;
+  const n = starts.length - 1;
+  const values = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const start = starts[i]!;
+    const end = starts[i + 1]! - 1;
+    const from = keyStart(data, start, end, key, plan.tab);
+    const to = Math.max(from, keyEnd(data, start, end, key, plan.tab));
+    const value = numericValue(data, from, to);
+    values[i] = key.reverse && value !== 0 ? -value : value;
+  }
+  return values;
+}
+
 /** GNU's compare(): the keys, then (unless -s or -u) the whole line's bytes as a last resort. */
 function lineComparator(data: Uint8Array, starts: Int32Array, plan: Plan) {
   const { keys, tab, unique, stable } = plan;
@@ -258,7 +281,8 @@ function lineComparator(data: Uint8Array, starts: Int32Array, plan: Plan) {
   };
 }
 
-function sortByRadix(data: Uint8Array, starts: Int32Array, plan: Plan, key: Key): ByteWriter {
+/** Sorted whole lines by the radix sort; the output is a view of a buffer. */
+function sortByRadix(data: Uint8Array, starts: Int32Array, plan: Plan, key: Key): Uint8Array {
   const lines = starts.subarray(0, starts.length - 1);
   const table = key.fold ? FOLD : null;
   radixSortLines(data, lines, {
@@ -267,21 +291,25 @@ function sortByRadix(data: Uint8Array, starts: Int32Array, plan: Plan, key: Key)
     reverse: key.reverse,
     rawTieBreak: key.fold && !plan.stable && !plan.unique,
   });
-  const out = new ByteWriter(data.length + 1);
+  const { delimiter, unique } = plan;
+  const length = data.length;
+  // The output is the input's lines again (or fewer), each with its delimiter.
+  const out = Buffer.allocUnsafe(length + 1);
+  let size = 0;
   let previousStart = -1;
   let previousEnd = -1;
   for (const start of lines) {
     let end = start;
-    while (end < data.length && data[end] !== plan.delimiter) end++;
-    if (plan.unique && previousStart >= 0) {
+    while (end < length && data[end] !== delimiter) end++;
+    if (unique && previousStart >= 0) {
       if (compareBytes(data, previousStart, previousEnd, start, end, table) === 0) continue;
     }
     previousStart = start;
     previousEnd = end;
-    out.range(data, start, end);
-    out.byte(plan.delimiter);
+    for (let i = start; i < end; i++) out[size++] = data[i]!;
+    out[size++] = delimiter;
   }
-  return out;
+  return out.subarray(0, size);
 }
 
 let identityTable: Uint8Array | undefined;
@@ -293,21 +321,26 @@ function identity(): Uint8Array {
   return identityTable;
 }
 
-function sortByComparison(data: Uint8Array, starts: Int32Array, plan: Plan): ByteWriter {
+/** Sorted lines by GNU's comparison (a numeric first key by value first); a view of a buffer. */
+function sortByComparison(data: Uint8Array, starts: Int32Array, plan: Plan): Uint8Array {
   const n = starts.length - 1;
   const lines = new Int32Array(n);
   for (let i = 0; i < n; i++) lines[i] = i;
   const compare = lineComparator(data, starts, plan);
-  mergeSortLines(lines, compare);
-  const out = new ByteWriter(data.length + 1);
+  const values = numericValues(data, starts, plan);
+  if (values) numericSortLines(lines, values, compare);
+  else mergeSortLines(lines, compare);
+  const out = Buffer.allocUnsafe(data.length + 1);
+  let size = 0;
   let previous = -1;
   for (const line of lines) {
     if (plan.unique && previous >= 0 && compare(previous, line) === 0) continue;
     previous = line;
-    out.range(data, starts[line]!, starts[line + 1]! - 1);
-    out.byte(plan.delimiter);
+    const end = starts[line + 1]! - 1;
+    for (let i = starts[line]!; i < end; i++) out[size++] = data[i]!;
+    out[size++] = plan.delimiter;
   }
-  return out;
+  return out.subarray(0, size);
 }
 
 /** -c / -C: the first line out of order, as GNU reports it. */
@@ -356,7 +389,7 @@ export async function runSort(args: string[], ctx: Ctx): Promise<Result> {
   const out = radixKey
     ? sortByRadix(data, starts, plan, radixKey)
     : sortByComparison(data, starts, plan);
-  if (plan.output === undefined) return bytesResult(out.latin1());
+  if (plan.output === undefined) return bytesResult(latin1(out));
   const problem = await writeOutputFile(ctx, plan.output, out);
   return problem ? error(`open failed: ${plan.output}: ${problem}`) : bytesResult("");
 }

@@ -244,6 +244,6 @@ export async function runUniq(args: string[], ctx: Ctx): Promise<Result> {
   }
   const out = scan(data, plan);
   if (plan.output === undefined || plan.output === "-") return bytesResult(out.latin1());
-  const problem = await writeOutputFile(ctx, plan.output, out);
+  const problem = await writeOutputFile(ctx, plan.output, out.bytes());
   return problem ? error(`${plan.output}: ${problem}`) : bytesResult("");
 }
