@@ -73,7 +73,11 @@ const stream = z.enum(["stdout", "stderr"]);
 export const FileBlobSchema = z.object({
   path: safePath,
   data: bytes,
-  mtimeMs: z.number().refine((t) => Number.isFinite(t) && Math.abs(t) <= MAX_TIME_MS),
+  // A guest may set any time on its file, past what a Date holds (an engine then reports NaN
+  // or an infinity): it is kept within the range a JavaScript Date takes, and 0 for no number.
+  mtimeMs: z
+    .custom<number>((t) => typeof t === "number", "not a number")
+    .transform((t) => (Number.isNaN(t) ? 0 : Math.max(-MAX_TIME_MS, Math.min(MAX_TIME_MS, t)))),
 });
 
 export const FileSyncSchema = z.object({
@@ -92,11 +96,8 @@ export const EngineResultSchema = z.object({
   status: z.enum(RUN_STATUSES),
   stdout: z.string(),
   stderr: z.string(),
-  exitCode: z
-    .number()
-    .int()
-    .min(-(2 ** 31))
-    .max(2 ** 31 - 1),
+  // Whatever a guest passed to exit(), as its engine reports it.
+  exitCode: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
   value: z.string().nullable(),
   truncated: z.boolean(),
   message: z.string().optional(),
