@@ -216,5 +216,7 @@ export function hostRssBytes(sb: Sandbox): number | null {
 
 /** The internal host directory of a sandbox's workspace (trusted side), for size checks. */
 export function workspaceDir(sb: Sandbox): string | null {
-  return (sb as unknown as { workspace: { dir: string | null } }).workspace.dir;
+  // A workspace's home holds its files under workspace/ (beside its staging directory).
+  const home = (sb as unknown as { workspace: { home: string | null } }).workspace.home;
+  return home === null ? null : path.join(home, "workspace");
 }

@@ -133,7 +133,7 @@ describe("T12 the engine host dies or hangs under a run (supervision)", () => {
       }
       // The secure outcome: one guest cannot take every other sandbox's run down with it.
       expect(other.value, `a bystander's run was killed by another sandbox: ${other.message}`).toBe(
-        '"finished"',
+        "'finished'",
       );
     } finally {
       await attacker.close();

@@ -89,7 +89,9 @@ it("T10 output flood: python flood that swallows the stop request stays bounded 
       "while True:\n    try:\n        print('flood' * 20)\n    except BaseException:\n        pass",
     );
     expect(["output_limit", "timeout"]).toContain(r.status);
-    expect(Date.now() - started).toBeLessThan(3_000 + 6_000);
+    // The run ends by its timeout plus the 3 s grace (RUN_GRACE_MS) on the trusted side's
+    // clock; a loaded machine fires that timer late, so the bound leaves it room.
+    expect(Date.now() - started).toBeLessThan(3_000 + 12_000);
     expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(MAX_OUTPUT);
   } finally {
     await sb.close();
