@@ -522,12 +522,22 @@ export class SandboxService {
   }
 
   /** The caller's snapshots (of one of its sandboxes, or all). */
-  listSnapshots(caller: Caller, sandboxId?: string): Promise<SnapshotInfo[]> {
-    return Sandbox.listSnapshots({
+  /**
+   * The caller's snapshots, or one sandbox's. An id that is neither open, nor a named sandbox on
+   * disk, nor the source of a snapshot is refused as any call on it would be (a typo'd id must
+   * not read as "no snapshots").
+   */
+  async listSnapshots(caller: Caller, sandboxId?: string): Promise<SnapshotInfo[]> {
+    const scope = scopeOf(caller);
+    const list = await Sandbox.listSnapshots({
       runtime: this.runtime,
-      scope: scopeOf(caller),
+      scope,
       ...(sandboxId !== undefined ? { sandboxId } : {}),
     });
+    if (sandboxId === undefined || list.length > 0) return list;
+    const named = await this.runtime.state.listNamed(scope);
+    if (!named.some((meta) => meta.id === sandboxId)) this.sandbox(caller, sandboxId);
+    return list;
   }
 
   deleteSnapshot(caller: Caller, snapshotId: string): Promise<void> {

@@ -38,12 +38,12 @@ export function responseBytes(result: CallToolResult): number {
  * while the answer is too big, the last attached image is left out, then the last display, each
  * named in a note. What is still over is cut by `capResponse` afterwards.
  */
-export function fitRun(
+export function fitRun<A extends CallToolResult>(
   run: ExecuteResult,
   inline: readonly RunImage[],
   maxBytes: number,
-  build: (run: ExecuteResult, attached: readonly RunImage[]) => CallToolResult,
-): CallToolResult {
+  build: (run: ExecuteResult, attached: readonly RunImage[]) => A,
+): A {
   const attached = [...inline];
   const displays = [...run.displays];
   const notes = [...(run.notes ?? [])];

@@ -14,15 +14,17 @@ import {
 } from "../index.js";
 import { fitRun, formatBytes } from "./budget.js";
 import { toolHint } from "./hints.js";
+import type { executeOutputShape, jobShape, runResultShape } from "./schemas.js";
+import type { Answer, StructuredOf } from "./tool.js";
 import { fullOutputUri } from "./uris.js";
 
 export type Structured = Record<string, unknown>;
 
-export function result(
-  structured: Structured,
+export function result<T extends Structured>(
+  structured: T,
   text: string,
   more: CallToolResult["content"] = [],
-): CallToolResult {
+): Answer<T> {
   return { content: [{ type: "text", text }, ...more], structuredContent: structured };
 }
 
@@ -41,7 +43,7 @@ export function errorResult(error: unknown): CallToolResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
-export function runStructured(r: ExecuteResult): Structured {
+export function runStructured(r: ExecuteResult): StructuredOf<typeof runResultShape> {
   return {
     status: r.status,
     exit_code: r.exitCode,
@@ -73,8 +75,12 @@ function keptStreams(full: ExecuteResult["fullOutput"]): [OutputStream, FullOutp
   });
 }
 
-function fullOutputStructured(full: NonNullable<ExecuteResult["fullOutput"]>): Structured {
-  const out: Structured = {};
+type FullOutputStructured = NonNullable<StructuredOf<typeof runResultShape>["full_output"]>;
+
+function fullOutputStructured(
+  full: NonNullable<ExecuteResult["fullOutput"]>,
+): FullOutputStructured {
+  const out: FullOutputStructured = {};
   for (const [stream, kept] of keptStreams(full)) {
     out[stream] = {
       uri: fullOutputUri(stream, kept),
@@ -129,7 +135,10 @@ export function imageContent(images: readonly RunImage[]): CallToolResult["conte
 }
 
 /** A run's answer as every run tool gives it: within the response budget, images attached. */
-export function runAnswer(r: ExecuteResult, maxResponseBytes: number): CallToolResult {
+export function runAnswer(
+  r: ExecuteResult,
+  maxResponseBytes: number,
+): Answer<StructuredOf<typeof executeOutputShape>> {
   return fitRun(r, inlineImages(r.images), maxResponseBytes, (view, attached) =>
     result(runStructured(view), runText(view, attached), runContent(view, attached)),
   );
@@ -184,11 +193,13 @@ function wholeStreamLine(stream: OutputStream, kept: FullOutput): string {
   return `whole ${stream} (${formatBytes(kept.bytes)}, cut above): ${fullOutputUri(stream, kept)} (${how})${until}`;
 }
 
+export function iso(t: number): string;
+export function iso(t: number | null): string | null;
 export function iso(t: number | null): string | null {
   return t === null ? null : new Date(t).toISOString();
 }
 
-export function jobStructured(job: JobInfo): Structured {
+export function jobStructured(job: JobInfo): StructuredOf<typeof jobShape> {
   return {
     job_id: job.id,
     status: job.status,

@@ -167,7 +167,28 @@ export const runResultShape = {
 
 /** What execute_* answers: a run result, or with async a job id. */
 export const executeOutputShape = {
-  ...Object.fromEntries(Object.entries(runResultShape).map(([k, v]) => [k, v.optional()])),
-  status: z.enum([...RUN_STATUSES, "queued", "running"]),
+  ...z.object(runResultShape).partial().shape,
+  // A run's status; with async, the job's (queued or running, or already finished).
+  status: z.enum([...new Set([...RUN_STATUSES, ...JOB_STATUSES])]),
   job_id: z.string().optional().describe("With async: the job to poll with check_job_status"),
-} as z.ZodRawShape;
+};
+
+/** An async job as the job tools describe it. */
+export const jobShape = {
+  job_id: z.string(),
+  status: z
+    .enum(JOB_STATUSES)
+    .describe("completed: exit code 0; failed: the code or the host failed; timeout; cancelled"),
+  language: z.string(),
+  sandbox_id: z.string().nullable(),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  queued_ms: z.number().describe("Time spent waiting for a free slot"),
+  duration_ms: z.number().nullable().describe("Time spent running (so far)"),
+  result: z.object(runResultShape).optional().describe("The run's result, once finished"),
+  error: z
+    .object({ code: z.string(), message: z.string() })
+    .optional()
+    .describe("Why it failed without a result"),
+};

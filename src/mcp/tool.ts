@@ -41,14 +41,29 @@ export type Hints = Required<
   Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
 >;
 
-export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
+/**
+ * What a tool's answer holds for programs, derived from the tool's one output shape: the same
+ * zod object is the `outputSchema` clients validate against and the type its renderer must
+ * produce, so a renderer that drifts from the schema does not compile.
+ */
+export type StructuredOf<O extends z.ZodRawShape> = z.input<z.ZodObject<O>>;
+
+/** A tool's answer: content for the model, and structured content of the tool's output shape. */
+export interface Answer<T> extends CallToolResult {
+  structuredContent: T & Record<string, unknown>;
+}
+
+export interface ToolDef<
+  S extends z.ZodRawShape = z.ZodRawShape,
+  O extends z.ZodRawShape = z.ZodRawShape,
+> {
   name: string;
   title: string;
   description: string;
   input: S;
-  output: z.ZodRawShape;
+  output: O;
   annotations: Hints;
-  run: (args: z.output<z.ZodObject<S>>, extra: Extra) => Promise<CallToolResult>;
+  run: (args: z.output<z.ZodObject<S>>, extra: Extra) => Promise<Answer<StructuredOf<O>>>;
   /**
    * For a tool that may run as an MCP task: starts the call's work as a job, which is the task
    * (tasks.ts). A call that asks for no task still goes through `run`.
@@ -56,8 +71,13 @@ export interface ToolDef<S extends z.ZodRawShape = z.ZodRawShape> {
   job?: (args: z.output<z.ZodObject<S>>) => JobInfo;
 }
 
-/** Declares a tool; exists so TypeScript infers `args` from `input`. */
-export function tool<S extends z.ZodRawShape>(def: ToolDef<S>): ToolDef {
+/**
+ * Declares a tool; exists so TypeScript infers `args` from `input` and checks what `run` answers
+ * against `output`.
+ */
+export function tool<S extends z.ZodRawShape, O extends z.ZodRawShape>(
+  def: ToolDef<S, O>,
+): ToolDef {
   return def as unknown as ToolDef;
 }
 

@@ -98,7 +98,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
               path: file.path,
               size: file.size,
               mime_type: file.mimeType,
-              encoding: "utf8",
+              encoding: "utf8" as const,
               content: file.text,
             },
             `--- ${head} ---\n${file.text}`,
@@ -109,7 +109,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
           path: file.path,
           size: file.size,
           mime_type: file.mimeType,
-          encoding: "base64",
+          encoding: "base64" as const,
           content: data,
         };
         // The content itself must fit: a cut base64 string would be a corrupt file, not a file.

@@ -6,29 +6,10 @@ import { z } from "zod";
 import type { JobInfo, RunImage } from "../../index.js";
 import { fitRun } from "../budget.js";
 import { inlineImages, jobStructured, jobText, runContent } from "../render.js";
-import { JOB_STATUSES, runResultShape } from "../schemas.js";
-import { type ToolContext, type ToolDef, tool } from "../tool.js";
+import { JOB_STATUSES, jobShape } from "../schemas.js";
+import { type Answer, type StructuredOf, type ToolContext, type ToolDef, tool } from "../tool.js";
 
 const jobId = z.string().describe("The job_id returned by a call with async: true");
-
-const jobShape = {
-  job_id: z.string(),
-  status: z
-    .enum(JOB_STATUSES)
-    .describe("completed: exit code 0; failed: the code or the host failed; timeout; cancelled"),
-  language: z.string(),
-  sandbox_id: z.string().nullable(),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
-  queued_ms: z.number().describe("Time spent waiting for a free slot"),
-  duration_ms: z.number().nullable().describe("Time spent running (so far)"),
-  result: z.object(runResultShape).optional().describe("The run's result, once finished"),
-  error: z
-    .object({ code: z.string(), message: z.string() })
-    .optional()
-    .describe("Why it failed without a result"),
-};
 
 export function jobTools({ service, caller, maxResponseBytes }: ToolContext): ToolDef[] {
   const jobResult = (job: JobInfo) => jobAnswer(job, maxResponseBytes);
@@ -125,10 +106,7 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
  * A finished job's images are attached as they would be for a run that was waited for, within
  * the same response budget.
  */
-function jobAnswer(
-  job: JobInfo,
-  maxBytes: number,
-): CallToolResult & { structuredContent: Record<string, unknown> } {
+function jobAnswer(job: JobInfo, maxBytes: number): Answer<StructuredOf<typeof jobShape>> {
   const build = (j: JobInfo, attached: readonly RunImage[]) => ({
     content: [
       { type: "text" as const, text: jobText(j, attached) },
@@ -140,7 +118,7 @@ function jobAnswer(
   const run = { ...job.result, sandboxId: job.sandboxId };
   return fitRun(run, inlineImages(run.images), maxBytes, (view, attached) =>
     build({ ...job, result: view }, attached),
-  ) as ReturnType<typeof build>;
+  );
 }
 
 function text(answer: CallToolResult): string {

@@ -27,7 +27,7 @@ function shape(s: SnapshotInfo) {
   return {
     snapshot_id: s.id,
     label: s.label,
-    created_at: iso(s.createdAt)!,
+    created_at: iso(s.createdAt),
     sandbox_id: s.sandboxId,
     sandbox_name: s.sandboxName,
     files: s.files,
