@@ -148,10 +148,18 @@ struct child_args {
   struct config *cfg;
   int sync_fd;
   int result_fd;
+  /** The launcher's ends of the two pipes, which the clone inherited. */
+  int launcher_fds[2];
 };
 
 static int child_main(void *arg) {
   struct child_args *a = arg;
+  // Init learns of the launcher's death from a hang-up on the sync pipe, which cannot come while
+  // init itself holds the write end: drop the launcher's ends before anything else. (Without
+  // this, a launcher killed while init changed credentials, which clears the parent-death
+  // signal, left init and its command running, reparented outside the jail.)
+  close(a->launcher_fds[0]);
+  close(a->launcher_fds[1]);
   return jail_init(a->cfg, a->sync_fd, a->result_fd);
 }
 
@@ -242,7 +250,10 @@ int main(int argc, char **argv) {
 
   int sync_pipe[2], result_pipe[2];
   if (pipe2(sync_pipe, O_CLOEXEC) != 0 || pipe2(result_pipe, O_CLOEXEC) != 0) die("pipe");
-  struct child_args args = {.cfg = &cfg, .sync_fd = sync_pipe[0], .result_fd = result_pipe[1]};
+  struct child_args args = {.cfg = &cfg,
+                            .sync_fd = sync_pipe[0],
+                            .result_fd = result_pipe[1],
+                            .launcher_fds = {sync_pipe[1], result_pipe[0]}};
   const size_t stack_size = 1 << 20;
   char *stack = malloc(stack_size);
   if (!stack) die("malloc");

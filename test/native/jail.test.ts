@@ -1004,6 +1004,23 @@ if os.fork() == 0:
         expect(await waitFor(() => hostProcesses(t).length === 0, 2000)).toBe(true);
       });
 
+      it("the jail dies with its launcher however early it is killed: 60 kills during set-up", async () => {
+        // Init changes credentials while it builds the jail, which clears its parent-death
+        // signal; a launcher killed in that window must still take init down (through the sync
+        // pipe's hang-up), or init and its command live on outside anyone's reach.
+        const t = tag("early-death");
+        for (let i = 0; i < 60; i++) {
+          const live = startJail(mode, [], [BASH, "-c", "sleep 100; true", t]);
+          // From right after the spawn to well into the command's start.
+          await new Promise((r) => setTimeout(r, (i * 3) % 45));
+          live.child.kill("SIGKILL");
+          await live.done;
+        }
+        const gone = await waitFor(() => hostProcesses(t).length === 0, 5000);
+        if (!gone) killTagged(t);
+        expect(gone).toBe(true);
+      });
+
       it.runIf(isRoot && existsSync("/usr/bin/unshare"))(
         "the launcher makes nothing in the host's /tmp, while it runs or after it is killed",
         async () => {
