@@ -12,10 +12,10 @@ import {
   type OutputStream,
   type RunImage,
 } from "../index.js";
+import type { Answer, StructuredOf } from "./answer.js";
 import { fitRun, formatBytes } from "./budget.js";
 import { toolHint } from "./hints.js";
 import type { executeOutputShape, jobShape, runResultShape } from "./schemas.js";
-import type { Answer, StructuredOf } from "./tool.js";
 import { fullOutputUri } from "./uris.js";
 
 export type Structured = Record<string, unknown>;

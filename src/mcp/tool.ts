@@ -17,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Caller, JobInfo, SandboxService } from "../index.js";
+import type { Answer, StructuredOf } from "./answer.js";
 import { capResponse } from "./budget.js";
 import { errorResult } from "./render.js";
 import { strictArgs } from "./schemas.js";
@@ -40,18 +41,6 @@ export interface ToolContext {
 export type Hints = Required<
   Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
 >;
-
-/**
- * What a tool's answer holds for programs, derived from the tool's one output shape: the same
- * zod object is the `outputSchema` clients validate against and the type its renderer must
- * produce, so a renderer that drifts from the schema does not compile.
- */
-export type StructuredOf<O extends z.ZodRawShape> = z.input<z.ZodObject<O>>;
-
-/** A tool's answer: content for the model, and structured content of the tool's output shape. */
-export interface Answer<T> extends CallToolResult {
-  structuredContent: T & Record<string, unknown>;
-}
 
 export interface ToolDef<
   S extends z.ZodRawShape = z.ZodRawShape,

@@ -31,6 +31,34 @@ const CASES: [string, string][] = [
   ["shuf -e", "shuf -e a b c | sort | tr '\\n' ' '"],
   ["yes | head", "yes | head -n 3; yes ok go | head -n 2"],
   ["/dev/urandom", "head -c 32 /dev/urandom | wc -c"],
+  [
+    "/dev/zero",
+    "head -c 5 /dev/zero > z; wc -c < z; head -c 3 /dev/zero | cmp - <(printf '\\0\\0\\0') && echo zeros",
+  ],
+  // Forms just-bash's own commands refuse or get wrong (src/guest/engines/bash/wrappers.ts).
+  ["trap EXIT", "trap 'echo bye' EXIT; echo hi"],
+  ["trap EXIT under set -e", "set -e; trap 'echo cleanup' EXIT; false; echo no"],
+  ["trap EXIT, then exit N", "trap 'echo bye' EXIT; exit 3"],
+  ["trap reset", "trap 'echo no' EXIT; trap - EXIT; echo done"],
+  ["trap of other signals", "trap 'echo int' INT TERM; echo ok; trap -p EXIT"],
+  ["xargs -n", "seq 7 | xargs -n 3"],
+  ["xargs -n with a command", "printf '1\\n2\\n3\\n' | xargs -n1 echo x"],
+  ["xargs -I", "printf 'a\\nb c\\n' | xargs -I{} echo [{}]"],
+  ["xargs -L", "printf 'a b\\nc\\n' | xargs -L1 echo -"],
+  ["xargs -0", "printf 'a b\\0c\\0' | xargs -0 -n1 echo"],
+  ["xargs quotes", "echo \"'a b' c\" | xargs -n1 echo"],
+  ["xargs exit status", "printf '1\\n2\\n' | xargs -n1 sh -c 'exit $0'; echo $?"],
+  ["head -n -N", "printf '1\\n2\\n3\\n4\\n' | head -n -2"],
+  ["head -c -N", "printf 'abcdef' | head -c -2; echo"],
+  ["wc -L", "printf 'ab\\nabcd\\n' | wc -L; printf 'x\\ty\\n' > t; wc -L t"],
+  ["paste -sd,", "printf '1\\n2\\n3\\n' | paste -sd,"],
+  ["paste -s -d", "printf '1\\n2\\n' > f; paste -s -d: f"],
+  ["sed -i.bak", "echo one > f; sed -i.bak 's/one/ONE/' f; cat f f.bak"],
+  ["bash -e script", "printf 'echo a\\nfalse\\necho b\\n' > s.sh; bash -e s.sh; echo rc=$?"],
+  [
+    "bash -eu -o pipefail script with arguments",
+    "printf 'echo $1-$2\\nfalse | true\\necho c\\n' > s.sh; bash -eu -o pipefail s.sh x y; echo rc=$?",
+  ],
 ];
 
 let runtime: Runtime;

@@ -4,10 +4,11 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { JobInfo, RunImage } from "../../index.js";
+import type { Answer, StructuredOf } from "../answer.js";
 import { fitRun } from "../budget.js";
 import { inlineImages, jobStructured, jobText, runContent } from "../render.js";
 import { JOB_STATUSES, jobShape } from "../schemas.js";
-import { type Answer, type StructuredOf, type ToolContext, type ToolDef, tool } from "../tool.js";
+import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
 const jobId = z.string().describe("The job_id returned by a call with async: true");
 

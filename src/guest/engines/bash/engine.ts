@@ -12,6 +12,7 @@ import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { dataCommands } from "./data/index.js";
 import { extraCommands } from "./extra-commands.js";
 import { unixCommands } from "./unix-commands.js";
+import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
 
 const ROOT = "/workspace";
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
@@ -110,6 +111,7 @@ async function createInstance(): Promise<Engine> {
       // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
       await fs.mkdir("/tmp", { recursive: true });
       await provideRandomDevices(fs);
+      const traps: Traps = { exit: null };
       const bash = new Bash({
         fs,
         cwd,
@@ -120,9 +122,14 @@ async function createInstance(): Promise<Engine> {
           ...extraCommands,
           ...unixCommands,
           ...dataCommands,
+          ...wrapperCommands,
+          trapCommand(traps),
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
       });
+      // Zeros, as much as the random devices hold (`head -c N /dev/zero` is the usual use);
+      // just-bash makes /dev/zero an empty file when a shell starts.
+      await fs.writeFile("/dev/zero", new Uint8Array(RANDOM_DEVICE_BYTES));
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
         // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a
@@ -140,7 +147,22 @@ async function createInstance(): Promise<Engine> {
             : undefined;
         run.output.write("stdout", result.stdout);
         run.output.write("stderr", withoutTuningHint(result.stderr));
-        const env = result.env ?? {};
+        let env = result.env ?? {};
+        // The EXIT trap runs when the script ends, however it ended (but not past a limit),
+        // in the script's final state; its output follows the script's.
+        if (traps.exit !== null && !verdict && !timedOut && !abort.signal.aborted) {
+          const handler = traps.exit;
+          traps.exit = null;
+          const after = await bash.exec(`{ ${handler}\n}`, {
+            signal: abort.signal,
+            rawScript: true,
+            env,
+            ...(env.PWD ? { cwd: env.PWD } : {}),
+          });
+          run.output.write("stdout", after.stdout);
+          run.output.write("stderr", withoutTuningHint(after.stderr));
+          env = after.env ?? env;
+        }
         shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
         if (env.PWD) cwd = env.PWD;
         if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
