@@ -60,7 +60,7 @@ interface Pending {
 
 const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
 /** How long a capture or a restore may take before the worker is retired. */
-const STATE_TIMEOUT_MS = 60_000;
+const STATE_TIMEOUT_MS = 40_000;
 
 /** A capture or restore asked of the worker and not answered yet. */
 interface StateAsk {
