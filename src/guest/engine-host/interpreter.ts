@@ -285,6 +285,8 @@ export class Interpreter {
       const now = this.worker.performance.eventLoopUtilization();
       const busy = this.worker.performance.eventLoopUtilization(now, last).utilization;
       last = now;
+      // A capture or restore in progress is work the engine host asked for, not the guest's.
+      if (this.asks.size > 0) this.lastRunEnded = Date.now();
       if (this.pending || Date.now() - this.lastRunEnded < AFTER_RUN_GRACE_MS) strikes = 0;
       else if (busy > BUSY_THRESHOLD) strikes++;
       else strikes = 0;
