@@ -2,7 +2,11 @@
 // named sandbox), the time of a first snapshot (hash, link into the store), a second one (hashes
 // known), a fork from the snapshot into a named sandbox, a fork of the live sandbox into an
 // ephemeral one, and a restore; and the disk the data dir takes before and after the named fork
-// (blocks of distinct inodes, so hard links count once). `npm run build` first.
+// (blocks of distinct inodes, so hard links count once). Then, for a JavaScript and a Python
+// interpreter holding state, what capturing it costs (snapshot), its size as captured and on
+// disk, and what bringing it back costs: restore() itself, and the first run after it (which
+// puts the state into a fresh interpreter), against the first run after a restore that brings
+// nothing back. Medians of REPEAT (default 5). `npm run build` first.
 
 import { randomFillSync } from "node:crypto";
 import fs from "node:fs/promises";
@@ -72,7 +76,78 @@ try {
     await sb.close({ delete: true });
   }
   console.table(rows);
+  console.table(await interpreterRows());
 } finally {
   await rt.close();
   await fs.rm(dataDir, { recursive: true, force: true });
+}
+
+/** Snapshot, restore and first-run-after times of a JavaScript and a Python interpreter with state. */
+async function interpreterRows() {
+  const repeat = Number(process.env.REPEAT ?? 5);
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const cases = [
+    {
+      language: "javascript",
+      setup:
+        "let rows = Array.from({ length: 20000 }, (_, i) => ({ i, name: 'row' + i })); const index = new Map(rows.map((r) => [r.name, r])); let hits = 0; const hit = () => ++hits;",
+      check: "hit(); index.get('row123').i",
+      expect: "123",
+    },
+    {
+      language: "python",
+      setup:
+        "import json, collections\nrows = [{'i': i, 'name': f'row{i}'} for i in range(20000)]\nindex = {r['name']: r for r in rows}\ncounts = collections.Counter(r['name'][-1] for r in rows)",
+      check: "index['row123']['i']",
+      expect: "123",
+    },
+  ];
+  const out = [];
+  for (const c of cases) {
+    const sb = await Sandbox.create({ runtime: rt });
+    await sb.run(c.language, c.setup);
+    const snaps = [];
+    const snapshotMs = [];
+    const restoreMs = [];
+    const firstRunMs = [];
+    const freshRunMs = [];
+    for (let i = 0; i < repeat; i++) {
+      const [snap, ms] = await timed(() => sb.snapshot());
+      snaps.push(snap);
+      snapshotMs.push(ms);
+    }
+    const snap = snaps[0];
+    const objects = await diskBytes(path.join(dataDir, "objects"));
+    for (let i = 0; i < repeat; i++) {
+      const [, r] = await timed(() => sb.restore(snap.id));
+      restoreMs.push(r);
+      const [result, first] = await timed(() => sb.run(c.language, c.check));
+      if (result.value !== c.expect || result.stateLost)
+        throw new Error(`${c.language}: state did not come back: ${JSON.stringify(result)}`);
+      firstRunMs.push(first);
+    }
+    // The same restore bringing nothing back: a snapshot of the files alone (a new sandbox).
+    const bare = await Sandbox.create({ runtime: rt });
+    const filesOnly = await bare.snapshot();
+    await bare.run(c.language, "1");
+    for (let i = 0; i < repeat; i++) {
+      await bare.restore(filesOnly.id);
+      const [, fresh] = await timed(() => bare.run(c.language, "1"));
+      freshRunMs.push(fresh);
+    }
+    const [fork, forkMs] = await timed(() => Sandbox.fork(snap.id, { runtime: rt }));
+    const [, forkFirst] = await timed(() => fork.run(c.language, c.check));
+    out.push({
+      interpreter: `${c.language} (${snap.state[c.language].kept})`,
+      "state as captured": mib(snap.state[c.language].bytes),
+      "store after all snapshots": mib(objects),
+      "snapshot (ms)": Math.round(median(snapshotMs)),
+      "restore() (ms)": Math.round(median(restoreMs)),
+      "first run after, state back (ms)": Math.round(median(firstRunMs)),
+      "first run after, nothing back (ms)": Math.round(median(freshRunMs)),
+      "fork + first run (ms)": Math.round(forkMs + forkFirst),
+    });
+    for (const s of [fork, bare, sb]) await s.close();
+  }
+  return out;
 }

@@ -5,7 +5,15 @@
 // Runtime that hands them out is wired in src/runtime.ts. What a RunHost returns has been
 // validated (src/protocol/validate.ts) before a Sandbox sees it.
 
-import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import type {
+  EngineLanguage,
+  EngineResult,
+  RestoreAnswer,
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
+} from "../protocol/messages.js";
 import type { Isolation } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import type { Limits } from "./limits.js";
@@ -29,6 +37,19 @@ export interface RunHost {
   ): Promise<EngineResult>;
   /** Drops one session's interpreter. */
   dispose(session: string): void;
+  /**
+   * Captures one session's interpreter state between runs, at most `maxBytes` (the answer has
+   * been validated). Absent where no engine of this host can: its state is never captured.
+   */
+  captureState?(session: string, maxBytes: number): Promise<StateAnswer>;
+  /** Makes `session` a new interpreter with `state` restored into it (wheels installed first). */
+  restoreState?(
+    session: string,
+    language: EngineLanguage,
+    state: StateImage,
+    memoryMb: number,
+    wheels?: WheelBlob[],
+  ): Promise<RestoreAnswer>;
   /** Ends the process behind this host and everything in it. */
   close?(): Promise<void>;
   /** The process's pid on this machine, where there is one (for diagnostics and tests). */

@@ -11,7 +11,9 @@ import { limitMessage } from "../protocol/limit-messages.js";
 import {
   type EngineLanguage,
   type EngineResult,
+  NO_INTERPRETER,
   type RunRequest,
+  type StateImage,
   WASM_ONLY_LANGUAGES,
 } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
@@ -32,6 +34,8 @@ import {
   LOCAL_SCOPE,
   type SandboxMeta,
   type SnapshotInfo,
+  type SnapshotStateInfo,
+  type StateRecord,
 } from "./state.js";
 import {
   type FileInfo,
@@ -63,15 +67,49 @@ export interface SandboxOptions {
   scope?: string;
 }
 
-/** Why a sandbox's interpreters are fresh while its files are not. */
-type Fresh = "reopened" | "restored" | null;
+/** Why a language's interpreter in a sandbox is new while its files are not. */
+type Fresh = "reopened" | "restored" | "forked";
 
-const FRESH_NOTES: Record<Exclude<Fresh, null>, string> = {
+const FRESH_NOTES: Record<Fresh, string> = {
   reopened:
     "this named sandbox was reopened: its files are as they were, but its interpreters are new (variables, imports and installed packages from before are gone)",
   restored:
     "this sandbox's files were restored from a snapshot: its interpreters are new (variables and imports from before are gone; installed packages are installed again)",
+  forked:
+    "this sandbox is a fork: it has its source's files, but this interpreter is new (the snapshot held none of its state)",
 };
+
+/** What a restore brought back, per kind of state, for the first run's notes. */
+const RESTORED_NOTES: Record<StateImage["kind"], (language: Language, why: Fresh) => string> = {
+  memory: (language, why) =>
+    `this sandbox was ${why === "forked" ? "forked" : "restored from a snapshot"}: its ${language} interpreter was restored whole, as it was when the state was captured`,
+  globals: (language, why) =>
+    `this sandbox was ${why === "forked" ? "forked" : "restored from a snapshot"}: its ${language} interpreter is new, with the global values and imported modules that could be captured put back`,
+};
+
+/** A language's interpreter state waiting for that language's next run to be put back. */
+interface PendingState {
+  kind: StateImage["kind"];
+  /** The bytes, or the object in the data directory that holds them. */
+  data?: Uint8Array;
+  hash?: string;
+  bytes: number;
+  notKept: string[];
+}
+
+/** Why a language's interpreter is new, and the state to put into it, if there is one. */
+interface FreshEntry {
+  why: Fresh;
+  state?: PendingState;
+  /** Why the snapshot holds no state of this language. */
+  reason?: string;
+}
+
+/** A state captured for a snapshot or a fork: what the info says, and its bytes. */
+interface CapturedState {
+  info: SnapshotStateInfo;
+  pending?: PendingState;
+}
 
 /** What a sandbox's files are, beside its id: where they live and under which name. */
 interface Placement {
@@ -187,7 +225,8 @@ export class Sandbox {
   /** @internal Whose names and snapshots these are (see SandboxOptions.scope). */
   readonly scope: string;
   private readonly home: string | null;
-  private fresh: Fresh = null;
+  /** Per language: why its next interpreter is new, and the state to restore into it. */
+  private readonly freshState = new Map<Language, FreshEntry>();
   private snapshotted = false;
 
   private constructor(
@@ -283,7 +322,8 @@ export class Sandbox {
         await state.createNamed(home, record);
       } else sandbox.createdAt = meta.createdAt;
       await sandbox.workspace.load();
-      if (meta) sandbox.fresh = "reopened";
+      if (meta)
+        for (const language of LANGUAGES) sandbox.freshState.set(language, { why: "reopened" });
       return sandbox;
     } catch (error) {
       if (sandbox) await sandbox.close();
@@ -318,6 +358,19 @@ export class Sandbox {
       ? await Sandbox.openNamed(name, settings, true)
       : await Sandbox.create(settings);
     try {
+      // The source's interpreters' state: the snapshot's, or captured from the live source now.
+      const states = taken
+        ? pendingFromRecords(taken.states)
+        : await live!.exclusive(() => live!.captureStates());
+      for (const [language, captured] of states) {
+        target.freshState.set(language, {
+          why: "forked",
+          ...(captured.pending ? { state: captured.pending } : {}),
+          ...(captured.info.reason ? { reason: captured.info.reason } : {}),
+        });
+      }
+      if (live && target.engine === live.engine)
+        for (const [name, wheel] of live.wheels) target.wheels.set(name, wheel);
       await target.exclusive(async () => {
         if (taken) {
           await state.serial(() =>
@@ -344,8 +397,9 @@ export class Sandbox {
   }
 
   /**
-   * Records the workspace's files as a snapshot (an id to `restore` or `fork` from later).
-   * Interpreter state is not part of it. Counts against `maxSnapshotsPerSandbox`,
+   * Records the workspace's files and, where an engine can capture it faithfully, each
+   * interpreter's state as a snapshot (an id to `restore` or `fork` from later); the info says
+   * per language what was kept (see SnapshotStateInfo). Counts against `maxSnapshotsPerSandbox`,
    * `maxSnapshotBytesPerSandbox` and the data directory's `dataDirQuotaBytes`. A snapshot of an
    * ephemeral sandbox goes when the sandbox closes; a named sandbox's, when it is deleted.
    */
@@ -361,14 +415,25 @@ export class Sandbox {
       const state = this.runtime.state;
       await state.init();
       await state.checkSnapshotLimits(this.scope, this.id, this.workspace.usedBytes);
+      const captured = await this.captureStates();
+      let bytes = this.workspace.usedBytes;
+      for (const c of captured.values()) bytes += c.info.bytes;
+      await state.checkSnapshotLimits(this.scope, this.id, bytes);
       this.snapshotted = true;
       return state.serial(async () => {
         const entries = await this.captureFiles(state);
+        const records: Partial<Record<Language, StateRecord>> = {};
+        for (const [language, c] of captured) {
+          const p = c.pending;
+          const hash = p?.hash ?? (p?.data ? await state.storeState(p.data) : undefined);
+          records[language] = { ...c.info, ...(hash ? { hash } : {}) };
+        }
         return state.saveSnapshot(
           this.scope,
           { label, sandboxId: this.id, sandboxName: this.name },
           entries,
           this.name === null,
+          records,
         );
       });
     });
@@ -387,20 +452,29 @@ export class Sandbox {
 
   /**
    * Puts the workspace back as a snapshot (of this scope) recorded it. The interpreters are
-   * replaced, so the next run starts fresh and says `stateLost`; installed packages are installed
+   * replaced: each language's next run gets the state the snapshot holds of it (see
+   * SnapshotInfo.state), or starts fresh and says `stateLost`; installed packages are installed
    * again.
    */
   async restore(snapshotId: string): Promise<SnapshotInfo> {
     return this.exclusive(async () => {
       const state = this.runtime.state;
       await state.init();
-      const { info, entries } = await state.snapshot(this.scope, snapshotId);
+      const { info, entries, states } = await state.snapshot(this.scope, snapshotId);
       await state.serial(() =>
         this.workspace.replace(entries, (dest, e) => state.materialize(e.hash!, dest, e.mtimeMs)),
       );
       for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
       this.synced.clear();
-      this.fresh = "restored";
+      const pending = pendingFromRecords(states);
+      for (const language of LANGUAGES) {
+        const captured = pending.get(language);
+        this.freshState.set(language, {
+          why: "restored",
+          ...(captured?.pending ? { state: captured.pending } : {}),
+          ...(captured?.info.reason ? { reason: captured.info.reason } : {}),
+        });
+      }
       return info;
     });
   }
@@ -642,15 +716,31 @@ export class Sandbox {
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
     if (this.lossToRetell.delete(language)) stateLost = true;
-    const fresh = session === null ? null : this.fresh;
-    if (fresh) {
-      stateLost = true;
-      this.fresh = null;
+    const fresh = session === null ? undefined : this.freshState.get(language);
+    const freshNotes: string[] = [];
+    let restoredWheels = false;
+    if (fresh && session !== null) {
+      this.freshState.delete(language);
+      const back = fresh.state
+        ? await this.restoreState(session, language, fresh.state, fresh.why)
+        : null;
+      if (back?.restored) {
+        freshNotes.push(...back.notes);
+        restoredWheels = language === "python";
+      } else {
+        stateLost = true;
+        freshNotes.push(FRESH_NOTES[fresh.why], ...(back?.notes ?? []));
+        if (fresh.reason && fresh.why !== "reopened")
+          freshNotes.push(`the snapshot holds no ${language} state: ${fresh.reason}`);
+      }
     }
     const since = session === null ? null : (this.synced.get(language) ?? null);
-    // A fresh interpreter gets every package this sandbox installed before, then the new ones.
+    // A fresh interpreter gets every package this sandbox installed before, then the new ones
+    // (a restored Python interpreter got them with its state).
     const wheels =
-      language === "python" ? [...(since === null ? this.wheels.values() : []), ...newWheels] : [];
+      language === "python"
+        ? [...(since === null && !restoredWheels ? this.wheels.values() : []), ...newWheels]
+        : [];
     const request: RunRequest = {
       ...base,
       fullSync: since === null,
@@ -698,7 +788,7 @@ export class Sandbox {
     // A package the code imports but no source had is worth a note only if the import failed:
     // the interpreter may have it already (native mode's python3 with Debian's numpy).
     if (!/\bNo module named\b/.test(result.stderr)) notes.length = 0;
-    rich.notes.unshift(...notes, ...(result.notes ?? []), ...(fresh ? [FRESH_NOTES[fresh]] : []));
+    rich.notes.unshift(...notes, ...(result.notes ?? []), ...freshNotes);
     return {
       status,
       stdout: result.stdout,
@@ -790,6 +880,94 @@ export class Sandbox {
         message: `the run's files could not be stored: ${why}`,
         filesChanged: [],
       };
+    }
+  }
+
+  /**
+   * Each interpreter's state, as far as its engine captures it faithfully: languages that have an
+   * interpreter now, and languages whose restored state is still waiting for their next run (that
+   * state is still theirs). A refused or failed capture keeps nothing, and says why.
+   */
+  private async captureStates(): Promise<Map<Language, CapturedState>> {
+    const out = new Map<Language, CapturedState>();
+    for (const [language, entry] of this.freshState) {
+      if (entry.state)
+        out.set(language, { info: infoOfPending(entry.state), pending: entry.state });
+    }
+    // After a host restart no interpreter of before is left (the next run will say so).
+    if (this.host.generation !== this.hostGeneration) return out;
+    const maxBytes = this.limits.memoryMb * 1024 * 1024;
+    for (const language of this.synced.keys()) {
+      if (out.has(language)) continue;
+      if (!this.host.captureState) {
+        out.set(language, {
+          info: { kept: "none", bytes: 0, reason: `${this.engine} interpreters are not captured` },
+        });
+        continue;
+      }
+      let answer: Awaited<ReturnType<NonNullable<RunHost["captureState"]>>>;
+      try {
+        answer = await this.host.captureState(this.sessionKey(language), maxBytes);
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        answer = { captured: false, reason: `the engine's answer was refused: ${error.message}` };
+      }
+      if (!answer.captured) {
+        if (answer.reason !== NO_INTERPRETER)
+          out.set(language, { info: { kept: "none", bytes: 0, reason: answer.reason } });
+        continue;
+      }
+      const pending: PendingState = {
+        kind: answer.kind,
+        data: answer.data,
+        bytes: answer.data.byteLength,
+        notKept: answer.notKept,
+      };
+      out.set(language, { info: infoOfPending(pending), pending });
+    }
+    return out;
+  }
+
+  /** Puts a state into a new interpreter for `session`; says what came back, or why nothing. */
+  private async restoreState(
+    session: string,
+    language: Language,
+    state: PendingState,
+    why: Fresh,
+  ): Promise<{ restored: boolean; notes: string[] }> {
+    const failed = (message: string) => ({
+      restored: false,
+      notes: [`the snapshot's ${language} state could not be restored: ${message}`],
+    });
+    if (!this.host.restoreState) return failed(`${this.engine} interpreters are not restored`);
+    const maxBytes = this.limits.memoryMb * 1024 * 1024;
+    try {
+      const data = state.data ?? (await this.runtime.state.loadState(state.hash ?? "", maxBytes));
+      const answer = await this.host.restoreState(
+        session,
+        language as EngineLanguage,
+        { kind: state.kind, data },
+        this.limits.memoryMb,
+        language === "python"
+          ? [...this.wheels.values()].map(({ fileName, data, installDir }) => ({
+              fileName,
+              data,
+              installDir,
+            }))
+          : [],
+      );
+      if (!answer.restored) return failed(answer.message ?? "the engine refused it");
+      const notKept = [...state.notKept, ...answer.notKept];
+      return {
+        restored: true,
+        notes: [
+          RESTORED_NOTES[state.kind](language, why),
+          ...(notKept.length > 0 ? [`not kept: ${notKept.slice(0, 20).join("; ")}`] : []),
+        ],
+      };
+    } catch (error) {
+      if (!isPolyboxError(error) && !(error instanceof RangeError)) throw error;
+      return failed(error.message);
     }
   }
 
@@ -891,6 +1069,30 @@ function withinCeilings(limits: Limits, max: Readonly<Limits>): Partial<Limits> 
   for (const key of Object.keys(max) as (keyof Limits)[])
     if (typeof limits[key] === "number") out[key] = Math.min(limits[key], max[key]);
   return out;
+}
+
+/** A snapshot's states as states to restore (languages with none keep their reason). */
+function pendingFromRecords(
+  records: Partial<Record<Language, StateRecord>>,
+): Map<Language, CapturedState> {
+  const out = new Map<Language, CapturedState>();
+  for (const [language, r] of Object.entries(records) as [Language, StateRecord][]) {
+    const { hash, ...info } = r;
+    out.set(
+      language,
+      r.kept !== "none" && hash
+        ? {
+            info,
+            pending: { kind: r.kept, hash, bytes: r.bytes, notKept: r.notKept ?? [] },
+          }
+        : { info },
+    );
+  }
+  return out;
+}
+
+function infoOfPending(p: PendingState): SnapshotStateInfo {
+  return { kept: p.kind, bytes: p.bytes, ...(p.notKept.length > 0 ? { notKept: p.notKept } : {}) };
 }
 
 /** A hard link to `source` at `dest`, or a copy where the file system refuses links. */

@@ -4,7 +4,8 @@
 // rather than a copy. That is safe because a workspace never writes a file in place (see
 // workspace.ts): a write renames a new file over the link, and the object stays as it was.
 //
-//   <root>/objects/ab/cdef…                      file contents by sha256, shared by every snapshot
+//   <root>/objects/ab/cdef…                      file contents by sha256, shared by every snapshot,
+//                                                and interpreter states (gzip) by their sha256
 //   <root>/tmp/<pid>/                            objects being added (same file system: renamed in)
 //   <root>/scopes/<scope>/sandboxes/<name>/      meta.json, lock, workspace/, staging/
 //   <root>/scopes/<scope>/snapshots/<id>.json    a snapshot's manifest
@@ -18,8 +19,11 @@ import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import { PolyboxError } from "./errors.js";
 import { formatBytes, type Limits } from "./limits.js";
+import type { Language } from "./types.js";
 import { DIR_COST_BYTES, syncDir, type WorkspaceEntry } from "./workspace.js";
 
 export const DEFAULT_DATA_QUOTA_BYTES = 10 * 1024 ** 3;
@@ -99,13 +103,38 @@ export interface SnapshotInfo {
   files: number;
   /** The files' bytes as the workspace held them. */
   bytes: number;
+  /** Per language whose interpreter the sandbox had: what of its state the snapshot holds. */
+  state: Partial<Record<Language, SnapshotStateInfo>>;
 }
 
-interface Manifest extends SnapshotInfo {
+/**
+ * What a snapshot holds of one language's interpreter, so what a restore or a fork brings back:
+ * `memory`, the whole interpreter as it was (JavaScript, TypeScript: QuickJS's memory); `globals`,
+ * the global names whose values could be serialized, and the modules they named (Python); `none`,
+ * nothing (a fresh interpreter), with the reason.
+ */
+export interface SnapshotStateInfo {
+  kept: "memory" | "globals" | "none";
+  /** The state's bytes as captured (counted against `maxSnapshotBytesPerSandbox`). */
+  bytes: number;
+  /** What the interpreter had that the state does not hold (a Python global and why). */
+  notKept?: string[];
+  /** Why nothing was kept (`none`). */
+  reason?: string;
+}
+
+/** A state as a manifest records it: its info, and the object holding its bytes. */
+export interface StateRecord extends SnapshotStateInfo {
+  hash?: string;
+}
+
+interface Manifest extends Omit<SnapshotInfo, "state"> {
   version: 1;
   /** Set for a snapshot of an ephemeral sandbox: it goes with that sandbox, or with this process. */
   pid?: number;
   entries: WorkspaceEntry[];
+  /** Absent in a snapshot taken before interpreter state was captured: files only. */
+  states?: Partial<Record<Language, StateRecord>>;
 }
 
 export class DataDir {
@@ -325,6 +354,45 @@ export class DataDir {
   }
 
   /**
+   * Stores an interpreter's captured state as an object (gzip: a QuickJS heap is mostly empty
+   * pages) and returns its hash. Counts against `dataDirQuotaBytes` like a file.
+   */
+  async storeState(data: Uint8Array): Promise<string> {
+    const packed = await gzip(data, { level: 1 });
+    const hash = createHash("sha256").update(packed).digest("hex");
+    const target = this.objectPath(hash);
+    if (await exists(target)) return hash;
+    this.check(packed.byteLength);
+    const staged = this.p("tmp", String(process.pid), randomUUID());
+    const handle = await fs.open(staged, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
+    try {
+      await handle.writeFile(packed);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    await fs.rename(staged, target);
+    this.objectBytes += packed.byteLength;
+    return hash;
+  }
+
+  /** A stored state's bytes, at most `maxBytes` of them (a larger one is not a state we stored). */
+  async loadState(hash: string, maxBytes: number): Promise<Uint8Array> {
+    const packed = await fs.readFile(this.objectPath(hash)).catch((error: unknown) => {
+      throw new PolyboxError(
+        "SNAPSHOT_NOT_FOUND",
+        "a state of the snapshot is missing from the store",
+        {
+          cause: error,
+        },
+      );
+    });
+    const data = await gunzip(packed, { maxOutputLength: Math.max(1, maxBytes) });
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  /**
    * Checks a new snapshot against its sandbox's limits (count and bytes) before any file is
    * stored. `bytes`: the workspace's files as it holds them.
    */
@@ -343,7 +411,7 @@ export class DataDir {
         },
       );
     }
-    const total = mine.reduce((n, s) => n + s.bytes, 0) + bytes;
+    const total = mine.reduce((n, s) => n + s.bytes + stateBytes(s.state), 0) + bytes;
     if (total > this.maxSnapshotBytesPerSandbox) {
       throw new PolyboxError(
         "QUOTA_EXCEEDED",
@@ -362,9 +430,10 @@ export class DataDir {
   /** Writes a snapshot's manifest; its objects are stored already. */
   async saveSnapshot(
     scope: string,
-    info: Omit<SnapshotInfo, "id" | "createdAt" | "files" | "bytes">,
+    info: Omit<SnapshotInfo, "id" | "createdAt" | "files" | "bytes" | "state">,
     entries: WorkspaceEntry[],
     ephemeral: boolean,
+    states: Partial<Record<Language, StateRecord>> = {},
   ): Promise<SnapshotInfo> {
     const files = entries.filter((e) => e.type === "file");
     const manifest: Manifest = {
@@ -376,6 +445,7 @@ export class DataDir {
       bytes: files.reduce((n, e) => n + e.size, 0),
       ...(ephemeral ? { pid: process.pid } : {}),
       entries,
+      states,
     };
     const dir = path.join(this.scopeDir(scope), "snapshots");
     await fs.mkdir(dir, { recursive: true });
@@ -387,7 +457,11 @@ export class DataDir {
   async snapshot(
     scope: string,
     id: string,
-  ): Promise<{ info: SnapshotInfo; entries: WorkspaceEntry[] }> {
+  ): Promise<{
+    info: SnapshotInfo;
+    entries: WorkspaceEntry[];
+    states: Partial<Record<Language, StateRecord>>;
+  }> {
     const manifest =
       typeof id === "string" && SNAPSHOT_ID.test(id) ? await this.readManifest(scope, id) : null;
     if (!manifest) {
@@ -395,7 +469,7 @@ export class DataDir {
         details: { snapshotId: String(id) },
       });
     }
-    return { info: infoOf(manifest), entries: manifest.entries };
+    return { info: infoOf(manifest), entries: manifest.entries, states: manifest.states ?? {} };
   }
 
   async listSnapshots(scope: string, sandboxId?: string): Promise<SnapshotInfo[]> {
@@ -434,8 +508,10 @@ export class DataDir {
     return this.serial(async () => {
       const wanted = new Set<string>();
       for (const scope of await names(this.p("scopes")))
-        for (const m of await this.manifests(this.p("scopes", scope, "snapshots")))
+        for (const m of await this.manifests(this.p("scopes", scope, "snapshots"))) {
           for (const e of m.entries) if (e.hash) wanted.add(e.hash);
+          for (const st of Object.values(m.states ?? {})) if (st?.hash) wanted.add(st.hash);
+        }
       for (const ab of await names(this.p("objects"))) {
         for (const rest of await names(this.p("objects", ab))) {
           if (wanted.has(ab + rest)) continue;
@@ -533,7 +609,23 @@ function infoOf(m: Manifest): SnapshotInfo {
     sandboxName: m.sandboxName,
     files: m.files,
     bytes: m.bytes,
+    state: Object.fromEntries(
+      Object.entries(m.states ?? {}).map(([language, { hash: _hash, ...info }]) => [
+        language,
+        info,
+      ]),
+    ),
   };
+}
+
+const gzip = promisify(zlib.gzip);
+const gunzip = promisify(zlib.gunzip);
+
+/** The bytes of a snapshot's interpreter states, as captured. */
+function stateBytes(state: SnapshotInfo["state"] | undefined): number {
+  let n = 0;
+  for (const s of Object.values(state ?? {})) n += s?.bytes ?? 0;
+  return n;
 }
 
 /** A scope as a directory name: a hash, so that what names a client (a token) is not on disk. */

@@ -13,9 +13,32 @@ import type {
   FileSync,
   HostEvent,
   HostStats,
+  RestoreAnswer,
+  StateAnswer,
+  StateKind,
 } from "./schemas.js";
 
-export type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent, HostStats };
+export type {
+  Display,
+  EngineResult,
+  EngineStatus,
+  FileBlob,
+  FileSync,
+  HostEvent,
+  HostStats,
+  RestoreAnswer,
+  StateAnswer,
+  StateKind,
+};
+
+/** A capture's answer where the session has no interpreter (it never ran, or its host is new). */
+export const NO_INTERPRETER = "there is no interpreter to capture";
+
+/** An interpreter's captured state: bytes in its engine's own format, and what they hold. */
+export interface StateImage {
+  kind: StateKind;
+  data: Uint8Array;
+}
 
 export type EngineLanguage = Language;
 export { WASM_ONLY_LANGUAGES, type WasmOnlyLanguage };
@@ -70,6 +93,22 @@ export type HostRequest =
     }
   | { type: "cancel"; id: number }
   | { type: "dispose"; session: string }
+  /** Capture session's interpreter state between runs, in at most `maxBytes`. */
+  | { type: "capture"; id: number; session: string; maxBytes: number }
+  /**
+   * Make `session` a fresh interpreter of `language` with `state` restored into it (any
+   * interpreter the session had goes). Python wheels are installed first, so that the modules
+   * the state imports are there.
+   */
+  | {
+      type: "restore";
+      id: number;
+      session: string;
+      language: EngineLanguage;
+      state: StateImage;
+      memoryMb: number;
+      wheels?: WheelBlob[];
+    }
   | { type: "ping"; id: number }
   | { type: "stats"; id: number };
 
@@ -82,6 +121,8 @@ export interface EngineAssets {
   /** Copied privately by each worker before boot, then dropped: see engine-host/main.ts. */
   pythonSnapshot?: SharedArrayBuffer;
   quickjsWasm?: WebAssembly.Module;
+  /** Names the QuickJS build (a hash of its module): a memory image restores only into its own. */
+  quickjsBuild?: string;
   /** Ruby's module compiled with its memory capped at `rubyWasmMemoryMb` (the pools' default). */
   rubyWasm?: WebAssembly.Module;
   rubyWasmMemoryMb?: number;
@@ -95,10 +136,16 @@ export interface WorkerInit {
   assets: EngineAssets;
 }
 
-export type ToWorker = { type: "run"; id: number; request: RunRequest } | { type: "interrupt" };
+export type ToWorker =
+  | { type: "run"; id: number; request: RunRequest }
+  | { type: "interrupt" }
+  | { type: "capture"; id: number; maxBytes: number }
+  | { type: "restore"; id: number; state: StateImage; memoryMb: number; wheels?: WheelBlob[] };
 
 export type FromWorker =
   | { type: "ready" }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
-  | { type: "result"; id: number; result: EngineResult };
+  | { type: "result"; id: number; result: EngineResult }
+  | { type: "state"; id: number; answer: StateAnswer }
+  | { type: "restored"; id: number; answer: RestoreAnswer };

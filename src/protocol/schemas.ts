@@ -110,6 +110,30 @@ export const EngineResultSchema = z.object({
   displays: z.array(DisplaySchema).max(100).default([]),
 });
 
+/**
+ * What a restore of a captured interpreter brings back: `memory`, the whole interpreter (its
+ * WebAssembly memory); `globals`, the values of its global names that could be serialized and
+ * the modules they named. The bytes are the engine's own format: only that engine reads them.
+ */
+export const STATE_KINDS = ["memory", "globals"] as const;
+export type StateKind = (typeof STATE_KINDS)[number];
+/** A name (or other item) a capture or a restore reports as not kept, and how many at most. */
+const MAX_NOT_KEPT = 1000;
+const notKept = z.array(z.string().max(300)).max(MAX_NOT_KEPT);
+
+/** An engine host's answer to "capture the state of session S" (sizes checked in validate.ts). */
+export const StateAnswerSchema = z.discriminatedUnion("captured", [
+  z.object({ captured: z.literal(true), kind: z.enum(STATE_KINDS), data: bytes, notKept }),
+  z.object({ captured: z.literal(false), reason: z.string().max(1000) }),
+]);
+
+/** An engine host's answer to "restore this state into session S". */
+export const RestoreAnswerSchema = z.object({
+  restored: z.boolean(),
+  notKept,
+  message: z.string().max(1000).optional(),
+});
+
 const counts = z.partialRecord(z.enum(LANGUAGES), z.number().int().nonnegative());
 
 export const HostStatsSchema = z.object({
@@ -137,6 +161,10 @@ export const HostEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("failed"), id, message: z.string() }),
   z.object({ type: z.literal("pong"), id }),
   z.object({ type: z.literal("stats"), id, stats: z.unknown() }),
+  // Answers to capture and restore, checked apart by the asker (StateAnswerSchema and
+  // RestoreAnswerSchema, with the request's size bound).
+  z.object({ type: z.literal("state"), id, answer: z.unknown() }),
+  z.object({ type: z.literal("restored"), id, answer: z.unknown() }),
   log,
 ]);
 
@@ -155,3 +183,5 @@ export type EngineResult = z.output<typeof EngineResultSchema>;
 export type HostStats = z.infer<typeof HostStatsSchema>;
 export type HostEvent = z.infer<typeof HostEventSchema>;
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
+export type StateAnswer = z.infer<typeof StateAnswerSchema>;
+export type RestoreAnswer = z.infer<typeof RestoreAnswerSchema>;

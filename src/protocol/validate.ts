@@ -19,6 +19,10 @@ import {
   type HostStats,
   HostStatsSchema,
   isUnstorablePath,
+  type RestoreAnswer,
+  RestoreAnswerSchema,
+  type StateAnswer,
+  StateAnswerSchema,
 } from "./schemas.js";
 
 export { isSafeRelativePath, MAX_NAME_BYTES } from "./schemas.js";
@@ -53,6 +57,21 @@ export function validateAgentEvent(raw: unknown): AgentEvent | null {
 /** An engine host's answer to `stats`, or null. */
 export function validateStats(raw: unknown): HostStats | null {
   return parsed(HostStatsSchema, raw);
+}
+
+/**
+ * An answer to "capture the state of a session", or null: a captured state is at most `maxBytes`
+ * (the sandbox's memory limit: no interpreter holds more), whatever the far side claims.
+ */
+export function validateStateAnswer(raw: unknown, maxBytes: number): StateAnswer | null {
+  const answer = parsed(StateAnswerSchema, raw);
+  if (answer?.captured && answer.data.byteLength > maxBytes) return null;
+  return answer;
+}
+
+/** An answer to "restore this state into a session", or null. */
+export function validateRestoreAnswer(raw: unknown): RestoreAnswer | null {
+  return parsed(RestoreAnswerSchema, raw);
 }
 
 function capText(text: string, maxBytes: number): { text: string; cut: boolean } {

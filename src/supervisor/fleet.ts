@@ -8,7 +8,17 @@
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import type { OutputFn, RunHost } from "../core/run-host.js";
-import type { EngineLanguage, EngineResult, HostStats, RunRequest } from "../protocol/messages.js";
+import type {
+  EngineLanguage,
+  EngineResult,
+  HostStats,
+  RestoreAnswer,
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
+} from "../protocol/messages.js";
+import { NO_INTERPRETER } from "../protocol/messages.js";
 import { WasmHost } from "./wasm-host.js";
 
 /** Resident memory of one idle host with one interpreter, in MiB (Node itself, then per engine). */
@@ -252,6 +262,22 @@ export class TenantHost implements RunHost {
 
   dispose(session: string): void {
     this.current?.dispose(session);
+  }
+
+  async captureState(session: string, maxBytes: number): Promise<StateAnswer> {
+    if (!this.current) return { captured: false, reason: NO_INTERPRETER };
+    return this.current.captureState(session, maxBytes);
+  }
+
+  async restoreState(
+    session: string,
+    language: EngineLanguage,
+    state: StateImage,
+    memoryMb: number,
+    wheels?: WheelBlob[],
+  ): Promise<RestoreAnswer> {
+    const host = await this.claim(language);
+    return host.restoreState(session, language, state, memoryMb, wheels);
   }
 
   /** What the tenant's engine host holds now (interpreters, sessions, memory). */

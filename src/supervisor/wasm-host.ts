@@ -15,9 +15,19 @@ import type {
   HostConfig,
   HostRequest,
   HostStats,
+  RestoreAnswer,
   RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
 } from "../protocol/messages.js";
-import { validateHostEvent, validateStats } from "../protocol/validate.js";
+import { NO_INTERPRETER } from "../protocol/messages.js";
+import {
+  validateHostEvent,
+  validateRestoreAnswer,
+  validateStateAnswer,
+  validateStats,
+} from "../protocol/validate.js";
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { GuestChannel } from "./channel.js";
 import { engineHostNodeArgs } from "./jail/permissions.js";
@@ -48,6 +58,8 @@ export const RUN_GRACE_MS = 3_000;
 
 /** How long `stats()` waits for the host to answer. */
 const STATS_TIMEOUT_MS = 5_000;
+/** How long a capture or a restore of an interpreter's state may take (Python runs pickling). */
+const STATE_TIMEOUT_MS = 45_000;
 /** Bytes of the host's own stderr passed on to the server's log per host process. */
 const MAX_HOST_STDERR_BYTES = 64 * 1024;
 export class WasmHost {
@@ -117,6 +129,48 @@ export class WasmHost {
 
   dispose(session: string): void {
     if (this.child?.connected) this.send(this.child, { type: "dispose", session });
+  }
+
+  /**
+   * The state of `session`'s interpreter, at most `maxBytes`. A host that is not running holds
+   * none. An answer that is not valid or is larger is refused: a PROTOCOL_ERROR.
+   */
+  async captureState(session: string, maxBytes: number): Promise<StateAnswer> {
+    const child = this.child;
+    if (!child?.connected || !this.started) return { captured: false, reason: NO_INTERPRETER };
+    await this.started;
+    this.ref();
+    return this.channel.ask(
+      (id) => this.send(child, { type: "capture", id, session, maxBytes }),
+      (raw) => validateStateAnswer(raw, maxBytes),
+      STATE_TIMEOUT_MS,
+    );
+  }
+
+  /** Makes `session` a new interpreter of `language` with `state` restored into it. */
+  async restoreState(
+    session: string,
+    language: EngineLanguage,
+    state: StateImage,
+    memoryMb: number,
+    wheels: WheelBlob[] = [],
+  ): Promise<RestoreAnswer> {
+    const child = await this.started_(true);
+    this.ref();
+    return this.channel.ask(
+      (id) =>
+        this.send(child, {
+          type: "restore",
+          id,
+          session,
+          language,
+          state,
+          memoryMb,
+          ...(wheels.length > 0 ? { wheels } : {}),
+        }),
+      validateRestoreAnswer,
+      STATE_TIMEOUT_MS,
+    );
   }
 
   async stats(): Promise<HostStats & { pid: number }> {
@@ -221,6 +275,8 @@ export class WasmHost {
         } else if (event.type === "pong") this.lastPong = Date.now();
         else if (event.type === "stats")
           this.channel.receive({ type: "answer", id: event.id, payload: event.stats });
+        else if (event.type === "state" || event.type === "restored")
+          this.channel.receive({ type: "answer", id: event.id, payload: event.answer });
         else this.channel.receive(event);
       });
       child.once("exit", (code, signal) => {

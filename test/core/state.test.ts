@@ -99,22 +99,27 @@ describe("named sandboxes", () => {
 });
 
 describe("snapshots", () => {
-  it("restore brings the files back and replaces the interpreters", async () => {
+  it("restore brings the files back, and an interpreter the snapshot holds no state of is fresh", async () => {
     const sb = await Sandbox.create({ runtime: rt });
     await sb.files.write("a.txt", "one");
     await sb.files.write("dir/b.txt", "two");
-    await sb.run("javascript", "globalThis.kept = 1");
+    await sb.run("bash", "kept=1; cd dir");
     const snap = await sb.snapshot({ label: "start" });
     expect(snap).toMatchObject({ label: "start", files: 2, bytes: 6, sandboxName: null });
+    expect(snap.state).toEqual({
+      bash: { kept: "none", bytes: 0, reason: "bash interpreters are not captured" },
+    });
     await sb.files.write("a.txt", "changed");
     await sb.files.remove("dir");
     await sb.files.write("new.txt", "new");
     await sb.restore(snap.id);
     expect((await sb.files.list()).map((f) => f.path)).toEqual(["a.txt", "dir", "dir/b.txt"]);
     expect(await sb.files.read("a.txt", "utf8")).toBe("one");
-    const r = await sb.run("javascript", "typeof globalThis.kept");
+    const r = await sb.run("bash", 'echo "[$kept] $(basename "$PWD")"');
     expect(r.stateLost).toBe(true);
-    expect(r.value).toBe("'undefined'");
+    expect(r.stdout).toBe("[] workspace\n");
+    expect(r.notes?.join(" ")).toMatch(/restored from a snapshot: its interpreters are new/);
+    expect(r.notes?.join(" ")).toMatch(/holds no bash state: bash interpreters are not captured/);
     // The guest sees the restored files, not what its interpreter had.
     const seen = await sb.run(
       "javascript",
@@ -193,6 +198,160 @@ describe("snapshots", () => {
         named.files.write("b.bin", new Uint8Array(2 * 1024 * 1024)),
       ).rejects.toMatchObject({ code: "QUOTA_EXCEEDED", details: { limit: "dataDirQuotaBytes" } });
       await named.close({ delete: true });
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe("interpreter state in snapshots", () => {
+  const JS_STATE = `
+    let x = 41;
+    const m = new Map([["a", 1]]);
+    class Point { constructor(x, y) { this.x = x; this.y = y } norm() { return Math.hypot(this.x, this.y) } }
+    const p = new Point(3, 4);
+    const counter = (() => { let n = 0; return () => ++n })();
+    counter();
+    x`;
+  const JS_READ = "[x, m.get('a'), m.size, p.norm(), p instanceof Point, counter()].join()";
+
+  it("JavaScript: a restore brings the whole interpreter back (let, Map, class instance, closure)", async () => {
+    const sb = await Sandbox.create({ runtime: rt });
+    try {
+      expect((await sb.run("javascript", JS_STATE)).value).toBe("41");
+      const snap = await sb.snapshot();
+      expect(snap.state.javascript).toMatchObject({ kept: "memory" });
+      expect(snap.state.javascript!.bytes).toBeGreaterThan(1024 * 1024);
+      expect(snap.state.javascript!.bytes).toBeLessThanOrEqual(sb.limits.memoryMb * 1024 * 1024);
+      const changed = await sb.run("javascript", "x = 0; m.clear(); counter(); counter(); x");
+      expect(changed.value).toBe("0");
+      await sb.restore(snap.id);
+      const r = await sb.run("javascript", JS_READ);
+      expect(r.stderr).toBe("");
+      expect(r.value).toBe("'41,1,1,5,true,2'");
+      expect(r.stateLost).toBeUndefined();
+      expect(r.notes?.join(" ")).toMatch(/javascript interpreter was restored whole/);
+      // And it goes on as an interpreter does: the next run sees the last one's changes.
+      await sb.run("javascript", "x++");
+      expect((await sb.run("javascript", "x")).value).toBe("42");
+      // A snapshot taken before the restored state's first run still holds that state.
+      await sb.restore(snap.id);
+      const again = await sb.snapshot();
+      expect(again.state.javascript).toMatchObject({ kept: "memory" });
+      await sb.restore(again.id);
+      expect((await sb.run("javascript", JS_READ)).value).toBe("'41,1,1,5,true,2'");
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it("JavaScript: forks of a snapshot and of a live sandbox diverge without touching the parent", async () => {
+    const parent = await Sandbox.create({ runtime: rt });
+    try {
+      await parent.run("javascript", JS_STATE);
+      const snap = await parent.snapshot();
+      const fromSnap = await Sandbox.fork(snap.id, { runtime: rt });
+      await parent.run("javascript", "x = 1000; m.set('b', 2)");
+      const fromLive = await Sandbox.fork(parent, {});
+      try {
+        const a = await fromSnap.run(
+          "javascript",
+          "x += 1; m.set('z', 9); [x, m.size, counter()].join()",
+        );
+        expect(a.value).toBe("'42,2,2'");
+        expect(a.stateLost).toBeUndefined();
+        expect(a.notes?.join(" ")).toMatch(/forked: its javascript interpreter was restored whole/);
+        const b = await fromLive.run("javascript", "[x, m.size, counter()].join()");
+        expect(b.value).toBe("'1000,2,2'");
+        // The parent's interpreter is as it was: neither fork's runs reached it.
+        const own = await parent.run("javascript", "[x, m.size, m.has('z'), counter()].join()");
+        expect(own.value).toBe("'1000,2,false,2'");
+        expect((await fromSnap.run("javascript", "[x, counter()].join()")).value).toBe("'42,3'");
+      } finally {
+        await fromSnap.close();
+        await fromLive.close();
+      }
+    } finally {
+      await parent.close();
+    }
+  });
+
+  it("TypeScript keeps its interpreter too", async () => {
+    const sb = await Sandbox.create({ runtime: rt });
+    try {
+      await sb.run(
+        "typescript",
+        "const greet = (n: string): string => 'hi ' + n; let seen: number[] = [1];",
+      );
+      const snap = await sb.snapshot();
+      expect(snap.state.typescript).toMatchObject({ kept: "memory" });
+      await sb.restore(snap.id);
+      const r = await sb.run("typescript", "seen.push(2); greet(String(seen))");
+      expect(r.value).toBe("'hi 1,2'");
+      expect(r.stateLost).toBeUndefined();
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it("Python: picklable globals and imported modules come back; the rest is named as not kept", async () => {
+    const sb = await Sandbox.create({ runtime: rt });
+    try {
+      const setup = await sb.run(
+        "python",
+        [
+          "import collections, json as j",
+          "from fractions import Fraction",
+          "data = {'a': [1, 2, 3], 'b': (4, 5)}",
+          "counts = collections.Counter('hello')",
+          "half = Fraction(1, 2)",
+          "def f(x): return x + 1",
+          "class C: pass",
+          "c = C()",
+          "gen = (i for i in range(3))",
+        ].join("\n"),
+      );
+      expect(setup.stderr).toBe("");
+      const snap = await sb.snapshot();
+      const py = snap.state.python!;
+      expect(py.kept).toBe("globals");
+      expect(py.notKept?.map((n) => n.split(" ")[0]).sort()).toEqual(["C", "c", "f", "gen"]);
+      expect(py.notKept?.join(" ")).toMatch(/f \(function: f is defined in the session\)/);
+      await sb.run("python", "data = None; del counts");
+      await sb.restore(snap.id);
+      const r = await sb.run(
+        "python",
+        "print(data, counts['l'], half * 2, j.dumps([1]), collections.OrderedDict is not None)\nprint(sorted(n for n in ('f', 'C', 'c', 'gen') if n in globals()))",
+      );
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("{'a': [1, 2, 3], 'b': (4, 5)} 2 1 [1] True\n[]\n");
+      expect(r.stateLost).toBeUndefined();
+      const notes = r.notes?.join(" ") ?? "";
+      expect(notes).toMatch(
+        /python interpreter is new, with the global values and imported modules/,
+      );
+      expect(notes).toMatch(/not kept: .*f \(function/);
+    } finally {
+      await sb.close();
+    }
+  }, 120_000);
+
+  it("states count against the snapshot quota", async () => {
+    const small = await testRuntime({
+      dataDir,
+      maxSnapshotBytesPerSandbox: 1024 * 1024,
+      pool: { python: 0, javascript: 1, bash: 0 },
+    });
+    try {
+      const sb = await Sandbox.create({ runtime: small });
+      await sb.files.write("x.txt", "x");
+      await sb.snapshot(); // files only: well under the quota
+      await sb.run("javascript", "let big = 'y'.repeat(1000)");
+      await expect(sb.snapshot()).rejects.toMatchObject({
+        code: "QUOTA_EXCEEDED",
+        details: { limit: "maxSnapshotBytesPerSandbox" },
+      });
+      await sb.close();
     } finally {
       await small.close();
     }

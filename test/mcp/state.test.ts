@@ -229,6 +229,45 @@ describe("snapshots over MCP", () => {
     expect(text(both)).toMatch(/^INVALID_ARGUMENT/);
   });
 
+  it("a snapshot keeps the JavaScript interpreter: restore and fork bring its variables back", async () => {
+    const s = await start();
+    const id: string = ok(await call(s.client, "create_sandbox", {})).sandbox_id;
+    ok(
+      await call(s.client, "execute_javascript", {
+        sandbox_id: id,
+        code: "let total = 40; const seen = new Set(['a']); const add = (n) => (total += n);",
+      }),
+    );
+    ok(await call(s.client, "execute_bash", { sandbox_id: id, code: "x=1" }));
+    const snap = ok(await call(s.client, "snapshot_sandbox", { sandbox_id: id }));
+    expect(snap.snapshot.state.javascript).toMatchObject({ kept: "memory" });
+    expect(snap.snapshot.state.bash).toMatchObject({ kept: "none" });
+    ok(await call(s.client, "execute_javascript", { sandbox_id: id, code: "total = 0" }));
+    const restored = await call(s.client, "restore_sandbox", {
+      sandbox_id: id,
+      snapshot_id: snap.snapshot_id,
+    });
+    expect(text(restored)).toMatch(/javascript: memory, bash: none/);
+    const back = ok(
+      await call(s.client, "execute_javascript", {
+        sandbox_id: id,
+        code: "add(2); [total, seen.has('a')].join()",
+      }),
+    );
+    expect(back.value).toBe("'42,true'");
+    expect(back.state_lost).toBeFalsy();
+    expect(back.notes.join(" ")).toMatch(/javascript interpreter was restored whole/);
+    const fork = ok(await call(s.client, "fork_sandbox", { snapshot_id: snap.snapshot_id }));
+    const forked = ok(
+      await call(s.client, "execute_javascript", { sandbox_id: fork.sandbox_id, code: "add(1)" }),
+    );
+    expect(forked.value).toBe("41");
+    const parent = ok(
+      await call(s.client, "execute_javascript", { sandbox_id: id, code: "total" }),
+    );
+    expect(parent.value).toBe("42");
+  });
+
   it("the data dir quota stops growth with a typed error naming its flag", async () => {
     const s = await start("--data-quota=1M");
     const id: string = ok(await call(s.client, "create_sandbox", { name: "full" })).sandbox_id;

@@ -104,6 +104,29 @@ describe("T19 hostile engine host", () => {
     }
   });
 
+  it("T19 forged interpreter state (oversized, malformed, a flood of names) is refused with a typed error", async () => {
+    const host = hostileHost();
+    try {
+      await host.start();
+      const max = 4 * 1024 * 1024;
+      for (const session of ["oversized", "malformed", "flood-names"]) {
+        await expect(host.captureState(session, max), session).rejects.toMatchObject({
+          code: "PROTOCOL_ERROR",
+        });
+      }
+      await expect(
+        host.restoreState("s", "javascript", { kind: "memory", data: new Uint8Array(16) }, 128),
+      ).rejects.toMatchObject({ code: "PROTOCOL_ERROR" });
+      // The channel still serves honest answers afterwards.
+      expect(await host.captureState("honest", max)).toEqual({
+        captured: false,
+        reason: "honest: nothing here",
+      });
+    } finally {
+      await host.close();
+    }
+  });
+
   it("T19 a host that never ends a run or answers stats() is killed in time, with typed errors", async () => {
     const host = hostileHost();
     try {

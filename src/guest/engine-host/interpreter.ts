@@ -4,8 +4,21 @@
 
 import { Worker } from "node:worker_threads";
 import { limitMessage } from "../../protocol/limit-messages.js";
-import type { EngineResult, FromWorker, RunRequest, WorkerInit } from "../../protocol/messages.js";
-import { validateResult } from "../../protocol/validate.js";
+import type {
+  EngineResult,
+  FromWorker,
+  RestoreAnswer,
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
+  WorkerInit,
+} from "../../protocol/messages.js";
+import {
+  validateRestoreAnswer,
+  validateResult,
+  validateStateAnswer,
+} from "../../protocol/validate.js";
 
 /** How long past its deadline an engine may take to report a timeout itself before it is killed. */
 const DEADLINE_GRACE_MS = 1_000;
@@ -46,6 +59,15 @@ interface Pending {
 }
 
 const EMPTY_CHANGES = { files: [], dirs: [], removed: [] };
+/** How long a capture or a restore may take before the worker is retired. */
+const STATE_TIMEOUT_MS = 40_000;
+
+/** A capture or restore asked of the worker and not answered yet. */
+interface StateAsk {
+  answer: (raw: unknown) => void;
+  fail: (why: string) => void;
+  timer: NodeJS.Timeout;
+}
 
 export class Interpreter {
   readonly ready: Promise<void>;
@@ -90,6 +112,61 @@ export class Interpreter {
       this.exitReason = error.code === "ERR_WORKER_OUT_OF_MEMORY" ? "memory" : "crash";
     });
     this.worker.on("exit", () => this.onExit());
+  }
+
+  private readonly asks = new Map<number, StateAsk>();
+  private nextAsk = 1;
+
+  /** The interpreter's state between runs (see Engine.captureState), at most `maxBytes`. */
+  capture(maxBytes: number): Promise<StateAnswer> {
+    return this.ask<StateAnswer>(
+      { type: "capture", maxBytes },
+      (raw) =>
+        validateStateAnswer(raw, maxBytes) ?? {
+          captured: false,
+          reason: "the interpreter answered with a state that is not valid or too large",
+        },
+      (why) => ({ captured: false, reason: why }),
+    );
+  }
+
+  /** Restores a captured state into this interpreter, which has run no guest code yet. */
+  restore(state: StateImage, memoryMb: number, wheels?: WheelBlob[]): Promise<RestoreAnswer> {
+    return this.ask<RestoreAnswer>(
+      { type: "restore", state, memoryMb, ...(wheels?.length ? { wheels } : {}) },
+      (raw) =>
+        validateRestoreAnswer(raw) ?? {
+          restored: false,
+          notKept: [],
+          message: "the interpreter's answer to the restore was not valid",
+        },
+      (why) => ({ restored: false, notKept: [], message: why }),
+    );
+  }
+
+  private ask<T>(
+    message: Record<string, unknown>,
+    check: (raw: unknown) => T,
+    failed: (why: string) => T,
+  ): Promise<T> {
+    if (this.dead) return Promise.resolve(failed("the interpreter is no longer running"));
+    const id = this.nextAsk++;
+    return new Promise<T>((resolve) => {
+      const done = (value: T) => {
+        clearTimeout(this.asks.get(id)?.timer);
+        this.asks.delete(id);
+        resolve(value);
+      };
+      this.asks.set(id, {
+        answer: (raw) => done(check(raw)),
+        fail: (why) => done(failed(why)),
+        timer: setTimeout(() => {
+          done(failed("the interpreter did not answer in time; it was retired"));
+          this.dispose();
+        }, STATE_TIMEOUT_MS),
+      });
+      this.worker.postMessage({ ...message, id });
+    });
   }
 
   get alive(): boolean {
@@ -155,6 +232,10 @@ export class Interpreter {
   }
 
   private onMessage(message: FromWorker): void {
+    if (message?.type === "state" || message?.type === "restored") {
+      this.asks.get(message.id)?.answer(message.answer);
+      return;
+    }
     const p = this.pending;
     if (!p || !("id" in message) || message.id !== p.id) return;
     if (message.type === "output") {
@@ -204,6 +285,8 @@ export class Interpreter {
       const now = this.worker.performance.eventLoopUtilization();
       const busy = this.worker.performance.eventLoopUtilization(now, last).utilization;
       last = now;
+      // A capture or restore in progress is work the engine host asked for, not the guest's.
+      if (this.asks.size > 0) this.lastRunEnded = Date.now();
       if (this.pending || Date.now() - this.lastRunEnded < AFTER_RUN_GRACE_MS) strikes = 0;
       else if (busy > BUSY_THRESHOLD) strikes++;
       else strikes = 0;
@@ -230,6 +313,7 @@ export class Interpreter {
 
   private onExit(): void {
     this.dead = true;
+    for (const ask of [...this.asks.values()]) ask.fail("the interpreter ended");
     const p = this.pending;
     if (!p) return;
     if (this.exitReason === "memory") {

@@ -4,6 +4,7 @@
 // It owns that sandbox's interpreters and talks to the server only over the IPC channel. It holds
 // no workspace: files arrive with each run and changes leave with its result.
 
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +15,10 @@ import type {
   HostConfig,
   HostEvent,
   HostRequest,
+  RestoreAnswer,
+  StateAnswer,
 } from "../../protocol/messages.js";
+import { NO_INTERPRETER } from "../../protocol/messages.js";
 import { capMemory } from "../engines/wasi/memory-cap.js";
 import type { Interpreter } from "./interpreter.js";
 import { Pools } from "./pool.js";
@@ -32,13 +36,17 @@ const log = (message: string) => send({ type: "log", level: "warn", message });
  * one sandbox, which may never use most languages, so nothing is compiled ahead of need.
  */
 const compiled = new Map<string, Promise<WebAssembly.Module | undefined>>();
+/** A hash of each compiled file: names an engine build, so a memory image restores into its own. */
+const builds = new Map<string, string>();
 
 function compileOnce(file: string): Promise<WebAssembly.Module | undefined> {
   let module = compiled.get(file);
   if (!module) {
     module = (async () => {
       try {
-        return await WebAssembly.compile(readFileSync(file));
+        const bytes = readFileSync(file);
+        builds.set(file, createHash("sha256").update(bytes).digest("hex").slice(0, 32));
+        return await WebAssembly.compile(bytes);
       } catch (error) {
         log(`could not precompile ${file}, workers will compile their own: ${String(error)}`);
         return undefined;
@@ -79,6 +87,8 @@ async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
   } else if (language === "javascript" || language === "typescript") {
     const quickjsWasm = await compileOnce(config.quickjsWasm);
     if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
+    const build = builds.get(config.quickjsWasm);
+    if (build) assets.quickjsBuild = build;
   } else if (language === "ruby") {
     Object.assign(assets, ruby());
   }
@@ -150,6 +160,37 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
   }
 }
 
+/** Captures a session's interpreter state between runs (the trusted side checks the answer). */
+async function capture(request: Extract<HostRequest, { type: "capture" }>): Promise<void> {
+  const interpreter = sessions.get(request.session);
+  const answer: StateAnswer =
+    interpreter?.alive && !interpreter.busy
+      ? await interpreter.capture(request.maxBytes)
+      : { captured: false, reason: NO_INTERPRETER };
+  send({ type: "state", id: request.id, answer });
+}
+
+/** A fresh interpreter with a captured state put back becomes the session's. */
+async function restore(request: Extract<HostRequest, { type: "restore" }>): Promise<void> {
+  const { id, session, language, state, memoryMb, wheels } = request;
+  let answer: RestoreAnswer;
+  const interpreter = await pools.take(language, memoryMb);
+  try {
+    answer = await interpreter.restore(state, memoryMb, wheels);
+  } catch (error) {
+    answer = { restored: false, notKept: [], message: String(error) };
+  }
+  if (answer.restored && interpreter.alive) {
+    const before = sessions.get(session);
+    sessions.set(session, interpreter);
+    if (before && before !== interpreter) before.dispose();
+  } else {
+    interpreter.dispose();
+    answer = { ...answer, restored: false };
+  }
+  send({ type: "restored", id, answer });
+}
+
 function cancelledResult(): EngineResult {
   return {
     status: "cancelled",
@@ -187,6 +228,24 @@ process.on("message", (message: HostRequest) => {
       interpreter?.dispose();
       break;
     }
+    case "capture":
+      capture(message).catch((error: unknown) =>
+        send({
+          type: "state",
+          id: message.id,
+          answer: { captured: false, reason: String(error).slice(0, 1000) },
+        }),
+      );
+      break;
+    case "restore":
+      restore(message).catch((error: unknown) =>
+        send({
+          type: "restored",
+          id: message.id,
+          answer: { restored: false, notKept: [], message: String(error).slice(0, 1000) },
+        }),
+      );
+      break;
     case "ping":
       send({ type: "pong", id: message.id });
       break;

@@ -8,8 +8,12 @@ import type {
   Display,
   EngineResult,
   FromWorker,
+  RestoreAnswer,
   RunRequest,
+  StateAnswer,
+  StateImage,
   ToWorker,
+  WheelBlob,
   WorkerInit,
 } from "../../protocol/messages.js";
 import type { Engine, EngineFactory } from "../engines/common/engine.js";
@@ -34,8 +38,8 @@ import {
 const port = parentPort!;
 const init = workerData as WorkerInit;
 
-function send(message: FromWorker): void {
-  port.postMessage(message);
+function send(message: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port.postMessage(message, transfer);
 }
 
 const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = {
@@ -159,6 +163,50 @@ function watchIdleMemory(limitBytes: () => number): void {
 
 let busy = false;
 
+/** Answers "capture your state": between runs, in the run queue's order. */
+async function capture(engine: Engine, message: { id: number; maxBytes: number }): Promise<void> {
+  busy = true;
+  let answer: StateAnswer;
+  try {
+    answer = engine.captureState
+      ? await engine.captureState(message.maxBytes)
+      : { captured: false, reason: `${init.language} interpreters are not captured` };
+  } catch (error) {
+    answer = { captured: false, reason: `the capture failed: ${String(error)}` };
+  } finally {
+    busy = false;
+  }
+  // The bytes move to the engine host rather than being copied: the image may be large.
+  const buffer = answer.captured ? answer.data.buffer : null;
+  send(
+    { type: "state", id: message.id, answer },
+    buffer instanceof ArrayBuffer && answer.captured && answer.data.byteLength === buffer.byteLength
+      ? [buffer]
+      : [],
+  );
+}
+
+/** Answers "restore this state" (this interpreter has run no guest code yet). */
+async function restore(
+  engine: Engine,
+  message: { id: number; state: StateImage; memoryMb: number; wheels?: WheelBlob[] },
+): Promise<void> {
+  busy = true;
+  memoryGuard.limitBytes = message.memoryMb * 1024 * 1024;
+  lastLimit = memoryGuard.limitBytes;
+  let answer: RestoreAnswer;
+  try {
+    if (!engine.restoreState) throw new Error(`${init.language} interpreters are not restored`);
+    const notKept = await engine.restoreState(message.state, message.wheels ?? []);
+    answer = { restored: true, notKept: notKept.slice(0, 1000).map((n) => n.slice(0, 300)) };
+  } catch (error) {
+    answer = { restored: false, notKept: [], message: String(error).slice(0, 1000) };
+  } finally {
+    busy = false;
+  }
+  send({ type: "restored", id: message.id, answer });
+}
+
 let lastLimit = init.memoryMb * 1024 * 1024;
 
 boot().then(
@@ -167,6 +215,12 @@ boot().then(
     port.on("message", (message: ToWorker) => {
       if (message?.type === "interrupt") {
         stopCurrent?.();
+        return;
+      }
+      if (message?.type === "capture" || message?.type === "restore") {
+        queue = queue.then(() =>
+          (message.type === "capture" ? capture : restore)(engine, message as never),
+        );
         return;
       }
       if (message?.type !== "run") return;

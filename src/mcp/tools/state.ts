@@ -1,6 +1,7 @@
-// MCP adapter: snapshots of a sandbox's files — snapshot_sandbox, restore_sandbox, fork_sandbox,
-// list_snapshots, delete_snapshot. A snapshot holds files only; interpreters after a restore or
-// in a fork are fresh (the result of their first run says state_lost).
+// MCP adapter: snapshots of a sandbox — snapshot_sandbox, restore_sandbox, fork_sandbox,
+// list_snapshots, delete_snapshot. A snapshot holds the files and, per language, what of its
+// interpreter's state the engine captures faithfully (`state`); an interpreter with none is fresh
+// after a restore or in a fork (the result of its first run says state_lost).
 
 import { z } from "zod";
 import type { SnapshotInfo } from "../../index.js";
@@ -17,6 +18,21 @@ const snapshotShape = z.object({
   sandbox_name: z.string().nullable(),
   files: z.number(),
   bytes: z.number().describe("The files' bytes as the workspace held them"),
+  state: z
+    .record(
+      z.string(),
+      z.object({
+        kept: z
+          .enum(["memory", "globals", "none"])
+          .describe(
+            "memory: the whole interpreter comes back; globals: global values that could be pickled, and imported modules; none: a fresh interpreter",
+          ),
+        bytes: z.number(),
+        not_kept: z.array(z.string()).optional().describe("Names not kept, and why"),
+        reason: z.string().optional().describe("Why nothing was kept"),
+      }),
+    )
+    .describe("Per language the sandbox had an interpreter of: what a restore brings back"),
 });
 
 const snapshotId = z
@@ -32,7 +48,27 @@ function shape(s: SnapshotInfo) {
     sandbox_name: s.sandboxName,
     files: s.files,
     bytes: s.bytes,
+    state: Object.fromEntries(
+      Object.entries(s.state).map(([language, st]) => [
+        language,
+        {
+          kept: st.kept,
+          bytes: st.bytes,
+          ...(st.notKept ? { not_kept: st.notKept } : {}),
+          ...(st.reason ? { reason: st.reason } : {}),
+        },
+      ]),
+    ),
   };
+}
+
+/** One line per language: what the snapshot keeps of its interpreter. */
+function stateText(s: SnapshotInfo): string {
+  const parts = Object.entries(s.state).map(
+    ([language, st]) =>
+      `${language}: ${st.kept}${st.notKept?.length ? ` (not kept: ${st.notKept.join("; ")})` : ""}`,
+  );
+  return parts.length > 0 ? `; interpreter state: ${parts.join(", ")}` : "";
 }
 
 export function stateTools({ service, caller }: ToolContext): ToolDef[] {
@@ -40,9 +76,9 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
   return [
     tool({
       name: "snapshot_sandbox",
-      title: "Snapshot a sandbox's files",
+      title: "Snapshot a sandbox",
       description:
-        "Record a sandbox's files as a snapshot and return its snapshot_id, for restore_sandbox or fork_sandbox later. Files only: interpreter state (variables) is not captured. A snapshot of an ephemeral sandbox goes when that sandbox is closed; a named sandbox's, when it is deleted.",
+        "Record a sandbox's files and interpreter state as a snapshot and return its snapshot_id, for restore_sandbox or fork_sandbox later. State per language (snapshot.state): JavaScript/TypeScript keep the whole interpreter (memory); Python keeps global values that can be pickled and imported modules, listing names not kept; Bash, Ruby and native-mode interpreters keep none. A snapshot of an ephemeral sandbox goes when that sandbox is closed; a named sandbox's, when it is deleted.",
       input: {
         sandbox_id: a.sandboxId,
         label: z.string().max(200).optional().describe("A note to tell snapshots apart"),
@@ -58,15 +94,15 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         const s = await service.snapshotSandbox(caller, sandbox_id, label);
         return result(
           { snapshot_id: s.id, snapshot: shape(s) },
-          `snapshot ${s.id} of sandbox ${sandbox_id}: ${s.files} files, ${s.bytes} bytes`,
+          `snapshot ${s.id} of sandbox ${sandbox_id}: ${s.files} files, ${s.bytes} bytes${stateText(s)}`,
         );
       },
     }),
     tool({
       name: "restore_sandbox",
-      title: "Restore a sandbox's files",
+      title: "Restore a sandbox",
       description:
-        "Put a sandbox's files back as a snapshot recorded them (files added since are removed). Its interpreters are replaced: variables are gone and the next run says state_lost; Python packages it installed are installed again.",
+        "Put a sandbox's files back as a snapshot recorded them (files added since are removed), and its interpreters as the snapshot's state says (snapshot.state): each language's next run gets that state back, or starts fresh and says state_lost; its notes say which. Python packages it installed are installed again.",
       input: { sandbox_id: a.sandboxId, snapshot_id: snapshotId },
       output: { sandbox_id: z.string(), snapshot: snapshotShape },
       annotations: {
@@ -79,7 +115,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         const s = await service.restoreSandbox(caller, sandbox_id, snapshot_id);
         return result(
           { sandbox_id, snapshot: shape(s) },
-          `restored sandbox ${sandbox_id} to snapshot ${s.id} (${s.files} files); its interpreters are fresh`,
+          `restored sandbox ${sandbox_id} to snapshot ${s.id} (${s.files} files${stateText(s)})`,
         );
       },
     }),
@@ -87,7 +123,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
       name: "fork_sandbox",
       title: "Fork a sandbox",
       description:
-        "Make a new sandbox with the files of one of your sandboxes (as they are now) or of a snapshot. Named and persistent if name is given, else ephemeral. The fork and its source change independently afterwards; interpreters in the fork start fresh.",
+        "Make a new sandbox with the files of one of your sandboxes (as they are now) or of a snapshot. Named and persistent if name is given, else ephemeral. The fork gets the source's interpreter state as a snapshot would keep it (see snapshot_sandbox); the fork and its source change independently afterwards.",
       input: {
         sandbox_id: a.sandboxId.optional().describe("Fork this sandbox's files as they are now"),
         snapshot_id: snapshotId.optional().describe("Or fork this snapshot"),

@@ -2,7 +2,15 @@
 // worker thread, owns one interpreter, and runs one request at a time. It never sees the host's
 // file system or network: files arrive in the request and leave in the result.
 
-import type { Display, EngineResult, RunRequest, WorkerInit } from "../../../protocol/messages.js";
+import type {
+  Display,
+  EngineResult,
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
+  WorkerInit,
+} from "../../../protocol/messages.js";
 import type { OutputSink } from "./output.js";
 
 /** What a run produced, before the worker adds output, file changes and limit verdicts. */
@@ -36,6 +44,16 @@ export interface Engine {
   interrupt(): void;
   /** Frees the interpreter where the engine holds more than its worker's lifetime frees. */
   dispose?(): void;
+  /**
+   * Captures the interpreter's state between runs, in at most `maxBytes` (see StateKind). Absent
+   * where an engine cannot capture its state faithfully: its restore is a fresh interpreter.
+   */
+  captureState?(maxBytes: number): Promise<StateAnswer>;
+  /**
+   * Puts a captured state into this interpreter, which has run nothing of a guest's yet; returns
+   * what was not kept. Throws if the state cannot be restored (the interpreter is then retired).
+   */
+  restoreState?(state: StateImage, wheels: WheelBlob[]): Promise<string[]>;
 }
 
 export type EngineFactory = (init: WorkerInit) => Promise<Engine>;

@@ -15,7 +15,13 @@ import {
   type QuickJSSyncVariant,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
-import type { Display, RunRequest, WorkerInit } from "../../../protocol/messages.js";
+import type {
+  Display,
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WorkerInit,
+} from "../../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { FsError, MemFs } from "./memfs.js";
@@ -98,6 +104,13 @@ export async function createEngine(
   const inspect = ctx.getProp(prelude, "inspect");
   const exitSignal = ctx.getProp(prelude, "exitSignal");
 
+  /** Where this side's wrappers point: an image restores only where they point the same. */
+  const pointers = (): number[] => [
+    (runtime as unknown as { rt: { value: number } }).rt.value,
+    (ctx as unknown as { ctx: { value: number } }).ctx.value,
+    ...[ctx.global, prelude, fire, setEnv, inspect, exitSignal].map((h) => h.value as number),
+  ];
+
   const describe = (handle: QuickJSHandle): string => {
     const r = ctx.callFunction(inspect, ctx.undefined, handle);
     if (r.error) {
@@ -169,6 +182,40 @@ export async function createEngine(
     collectFiles: () => mirror.collect(),
     interrupt() {
       // The interrupt handler reads `stopRequested`; nothing else to do here.
+    },
+    async captureState(maxBytes: number): Promise<StateAnswer> {
+      return captureImage(module.getWasmMemory(), pointers(), init, maxBytes);
+    },
+    /**
+     * This interpreter becomes the captured one: its WebAssembly memory is replaced by the image.
+     * Booted the same way, it holds its runtime, context, the prelude's handles and its host
+     * functions (registered in the same order, so with the same ids) where the captured one did;
+     * the image is refused unless every pointer this side holds is the same in it. The memory
+     * grows (through the engine's own allocator, so that Emscripten's views follow) to the
+     * image's size first, and nothing can fail once the copy starts.
+     */
+    async restoreState(state: StateImage): Promise<string[]> {
+      if (state.kind !== "memory") throw new Error(`a ${state.kind} state is not a QuickJS image`);
+      const image = parseImage(state.data, init);
+      const mine = pointers();
+      if (mine.length !== image.pointers.length || mine.some((p, i) => p !== image.pointers[i]))
+        throw new Error("the image was taken of an interpreter laid out otherwise; not restored");
+      const memory = module.getWasmMemory();
+      const heap = (module as unknown as { module: EmscriptenHeap }).module;
+      const held: number[] = [];
+      try {
+        while (memory.buffer.byteLength < image.memoryBytes) {
+          const ptr = heap._malloc(image.memoryBytes - memory.buffer.byteLength + WASM_PAGE);
+          if (!ptr) throw new Error("the interpreter's memory limit is below the image's size");
+          held.push(ptr);
+        }
+      } finally {
+        for (const ptr of held) heap._free(ptr);
+      }
+      const bytes = new Uint8Array(memory.buffer);
+      bytes.set(image.heap);
+      bytes.fill(0, image.heap.length);
+      return [];
     },
     dispose() {
       for (const timer of timers.values()) clearTimeout(timer);
@@ -246,6 +293,99 @@ export async function createEngine(
       await nextTimer(run.deadline);
     }
   }
+}
+
+const WASM_PAGE = 65536;
+/** The part of the Emscripten module a restore uses: its allocator, to grow memory its way. */
+interface EmscriptenHeap {
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+}
+/** Emscripten's maximum for this build's memory (2 GiB). */
+const MAX_PAGES = 32768;
+const IMAGE_MAGIC = 0x4a51_4250; // "PBQJ", little-endian
+const IMAGE_VERSION = 1;
+
+/**
+ * A captured QuickJS interpreter: its WebAssembly memory (trailing zeros left out), the build it
+ * ran on, and the pointers this side held into it. Layout, little-endian u32s: magic, version,
+ * memory bytes, build length, build (UTF-8, padded to 4), pointer count, pointers; then the heap.
+ */
+interface MemoryImage {
+  memoryBytes: number;
+  build: string;
+  pointers: number[];
+  heap: Uint8Array;
+}
+
+function captureImage(
+  memory: WebAssembly.Memory,
+  pointers: number[],
+  init: WorkerInit,
+  maxBytes: number,
+): StateAnswer {
+  const heap = new Uint8Array(memory.buffer);
+  let end = heap.length;
+  while (end > 0 && heap[end - 1] === 0) end--;
+  const build = encoder.encode(init.assets.quickjsBuild ?? "");
+  const buildWords = Math.ceil(build.length / 4);
+  const headerBytes = 4 * (5 + buildWords + pointers.length);
+  if (headerBytes + end > maxBytes) {
+    return {
+      captured: false,
+      reason: `the interpreter's memory (${end} bytes) is over the ${maxBytes} bytes a state may hold`,
+    };
+  }
+  const data = new Uint8Array(headerBytes + end);
+  const view = new DataView(data.buffer);
+  let at = 0;
+  const u32 = (n: number) => {
+    view.setUint32(at, n, true);
+    at += 4;
+  };
+  u32(IMAGE_MAGIC);
+  u32(IMAGE_VERSION);
+  u32(heap.length);
+  u32(build.length);
+  data.set(build, at);
+  at += buildWords * 4;
+  u32(pointers.length);
+  for (const p of pointers) u32(p);
+  data.set(heap.subarray(0, end), at);
+  return { captured: true, kind: "memory", data, notKept: [] };
+}
+
+/** Reads an image's header; throws if it is not one this build and these limits can restore. */
+function parseImage(data: Uint8Array, init: WorkerInit): MemoryImage {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let at = 0;
+  const u32 = () => {
+    if (at + 4 > data.byteLength) throw new Error("the QuickJS image is cut short");
+    const n = view.getUint32(at, true);
+    at += 4;
+    return n;
+  };
+  if (u32() !== IMAGE_MAGIC || u32() !== IMAGE_VERSION) throw new Error("not a QuickJS image");
+  const memoryBytes = u32();
+  const buildLength = u32();
+  if (at + buildLength > data.byteLength) throw new Error("the QuickJS image is cut short");
+  const build = decoder.decode(data.subarray(at, at + buildLength));
+  at += Math.ceil(buildLength / 4) * 4;
+  if (build !== (init.assets.quickjsBuild ?? ""))
+    throw new Error("the image was taken with another QuickJS build; not restored");
+  const count = u32();
+  if (count > 64) throw new Error("not a QuickJS image");
+  const pointers: number[] = [];
+  for (let i = 0; i < count; i++) pointers.push(u32());
+  const heap = data.subarray(at);
+  if (
+    memoryBytes % WASM_PAGE !== 0 ||
+    memoryBytes / WASM_PAGE > MAX_PAGES ||
+    heap.length > memoryBytes ||
+    memoryBytes > init.memoryMb * MB
+  )
+    throw new Error("the QuickJS image's memory size is not one this interpreter can take");
+  return { memoryBytes, build, pointers, heap };
 }
 
 /**

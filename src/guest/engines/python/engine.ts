@@ -3,10 +3,17 @@
 // of seconds). The workspace is a MEMFS directory at /workspace, also the working directory.
 
 import { loadPyodide, type PyodideAPI } from "pyodide";
-import type { RunRequest, WheelBlob, WorkerInit } from "../../../protocol/messages.js";
+import type {
+  RunRequest,
+  StateAnswer,
+  StateImage,
+  WheelBlob,
+  WorkerInit,
+} from "../../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { RUNNER_SOURCE } from "./runner.py.js";
+import { STATE_SOURCE } from "./state.py.js";
 
 const ROOT = "/workspace";
 
@@ -143,6 +150,10 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   // longer load modules, so os.urandom, secrets and uuid4 would crash the interpreter. Use it now.
   py.runPython(`import os; os.chdir("${ROOT}"); os.urandom(1)`);
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
+  py.runPython(STATE_SOURCE, { filename: "<polybox>" });
+  type Proxy = { toJs(): unknown; destroy(): void };
+  const captureGlobals = py.globals.get("_polybox_capture_state") as (max: number) => Proxy;
+  const restoreGlobals = py.globals.get("_polybox_restore_state") as (data: Uint8Array) => Proxy;
   type Sink = (mime: string, text: string, data: unknown) => void;
   const runCell = py.globals.get("_polybox_run") as (
     code: string,
@@ -162,7 +173,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   )._module;
 
   /** Unpacks wheels into site-packages (or the shared-library dir) and preloads their libraries. */
-  const install = (wheels: WheelBlob[], output: RunContext["output"]) => {
+  const install = (wheels: WheelBlob[], output: Pick<RunContext["output"], "write">) => {
     for (const wheel of wheels) {
       const proxy = installWheel(wheel.fileName, wheel.data, wheel.installDir);
       const libraries = proxy.toJs();
@@ -197,6 +208,30 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     collectFiles: () => mirror.collect(),
     interrupt() {
       interruptBuffer[0] = 2; // SIGINT: raises KeyboardInterrupt at the next bytecode check.
+    },
+    async captureState(maxBytes: number): Promise<StateAnswer> {
+      const proxy = captureGlobals(maxBytes);
+      try {
+        const [blob, notKept] = proxy.toJs() as [Uint8Array, string[]];
+        if (blob.byteLength > maxBytes)
+          return { captured: false, reason: `the globals take over ${maxBytes} bytes` };
+        return { captured: true, kind: "globals", data: blob.slice(), notKept: [...notKept] };
+      } finally {
+        proxy.destroy();
+      }
+    },
+    async restoreState(state: StateImage, wheels: WheelBlob[]): Promise<string[]> {
+      if (state.kind !== "globals") throw new Error(`a ${state.kind} state is not Python globals`);
+      const notKept: string[] = [];
+      // The packages first: the state's modules and values may come from them.
+      install(wheels, { write: (_stream, text) => notKept.push(text.trim()) });
+      const proxy = restoreGlobals(state.data);
+      try {
+        notKept.push(...(proxy.toJs() as string[]));
+      } finally {
+        proxy.destroy();
+      }
+      return notKept;
     },
     async run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome> {
       sink = ctx.output;
