@@ -3,9 +3,11 @@
 // at the median to `python3 -c 'print(1)'` and `bash -c 'echo 1'`.
 //
 //   npm run build && node bench/native.mjs        (BENCH_QUICK=1 for a short run)
+//
+// Writes bench/native-results.json, which `npm run bench` reads for its native-mode targets.
 
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Runtime, Sandbox } from "../dist/index.js";
@@ -98,3 +100,21 @@ console.log(
 );
 for (const [language, xs] of Object.entries(warm))
   console.log(`native sandbox, warm ${language} run: ${median(xs)} ms median`);
+writeFileSync(
+  path.join(root, "bench", "native-results.json"),
+  `${JSON.stringify(
+    {
+      measured_at: new Date().toISOString(),
+      node: process.version,
+      runs: RUNS,
+      first_python_run_ms: median(first),
+      warm_python_run_ms: median(warm.python),
+      warm_bash_run_ms: median(warm.bash),
+      warm_javascript_run_ms: median(warm.javascript),
+      empty_jail_ms: empty.jail.median_ms,
+      launcher: rows,
+    },
+    null,
+    2,
+  )}\n`,
+);

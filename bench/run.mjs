@@ -7,8 +7,11 @@
 // latency with a warm host ready and with none, sustained one-shots (bounded by how fast hosts
 // start), what a sandbox's second language costs (it boots inside the sandbox's own host), and
 // memory as the bench process plus every engine host process, read from /proc (lib/procs.mjs).
+// Then where a fresh interpreter's boot goes (bench/profile.mjs), the peers side by side (real
+// binaries, new contexts and isolates, warm Pyodide, bwrap), and the targets of issue #17 with
+// pass or miss (lib/targets.mjs); native-mode targets read bench/native.mjs's last results.
 
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +20,8 @@ import * as base from "./lib/baselines.mjs";
 import * as mcp from "./lib/mcp.mjs";
 import * as procs from "./lib/procs.mjs";
 import { interleaved, now, round, sleep, summarize, throughput, timeRuns } from "./lib/stats.mjs";
+import { evaluate, formatTargets } from "./lib/targets.mjs";
+import { formatProfile, profile } from "./profile.mjs";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 5 : 30));
@@ -35,7 +40,9 @@ const NONE = { python: 0, javascript: 0, typescript: 0, bash: 0, ruby: 0, wasm: 
 const metrics = {};
 const comparisons = {};
 const mb = (bytes) => round(bytes / 1024 / 1024);
-const note = (msg) => process.stderr.write(`bench: ${msg}\n`);
+const began = now();
+const note = (msg) =>
+  process.stderr.write(`bench: [${Math.round((now() - began) / 1000)} s] ${msg}\n`);
 
 /**
  * Waits until every language has its warm hosts started and their interpreters booted.
@@ -112,6 +119,10 @@ for (const l of LANGS) {
   };
   await rt.close();
 }
+
+// --- where a fresh interpreter's boot goes (fresh host processes; nothing else running) ---------
+note("boot profile");
+const bootProfile = await profile(QUICK ? { runs: 2, nodeRuns: 4 } : { runs: 5, nodeRuns: 10 });
 
 // --- one-shot through the library -------------------------------------------------------------
 note("one-shot runs through the library");
@@ -209,12 +220,16 @@ metrics.python_polybox_paired = py.polybox;
 metrics.python_python3_c = py.python3_c;
 if (py.system_python3_c) metrics.python_system_python3_c = py.system_python3_c;
 const quickjs = await base.quickjsContext();
+const ivm = await base.isolatedVm();
+if (ivm.unavailable) note(`isolated-vm left out: ${ivm.unavailable}`);
 const justBash = await base.justBash();
 const js = await interleaved(
   {
     polybox: paced(() => run({ runtime: brt, language: "javascript", code: CODE.javascript })),
     node_e: base.nodeE,
     quickjs_context: quickjs,
+    ...(ivm.unavailable ? {} : { isolated_vm: ivm }),
+    node_vm_context: await base.nodeVmContext(),
   },
   QUICK ? 10 : 20,
 );
@@ -229,8 +244,18 @@ const sh = await interleaved(
 for (const [k, v] of Object.entries(js)) metrics[`javascript_${k}`] = v;
 for (const [k, v] of Object.entries(sh)) metrics[`bash_${k}`] = v;
 await brt.close();
+// Native mode's floor: a bare interpreter start, in bwrap, and in polybox's own launcher.
+const natives = base.nativeBaselines();
+if (natives) {
+  if (!natives.bwrap)
+    note("bwrap not found (Debian: apt-get install bubblewrap); its row is left out");
+  const nat = await interleaved(natives, QUICK ? 10 : 30);
+  for (const [k, v] of Object.entries(nat)) metrics[`native_${k}_python3`] = v;
+}
 // Last: it loads Pyodide into this process.
 metrics.python_fresh_pyodide = await timeRuns(base.freshPyodide, QUICK ? 2 : 5);
+const pyodideWarm = await base.warmPyodide();
+metrics.python_warm_pyodide_runpython = await timeRuns(pyodideWarm, QUICK ? 20 : 100);
 
 // --- MCP over stdio --------------------------------------------------------------------------
 note("MCP over stdio");
@@ -277,10 +302,10 @@ compare(
 );
 compare(
   "javascript_vs_quickjs_context",
-  "bare QuickJS context",
   "polybox one-shot",
-  m("javascript_quickjs_context") / m("javascript_polybox"),
-  "(overhead)",
+  "quickjs-emscripten, new runtime + context",
+  m("javascript_polybox") / m("javascript_quickjs_context"),
+  "(polybox / peer)",
   true,
 );
 compare(
@@ -293,40 +318,48 @@ compare(
 );
 compare(
   "bash_vs_just_bash",
-  "just-bash direct",
   "polybox one-shot",
-  m("bash_just_bash") / m("bash_polybox"),
-  "(overhead)",
+  "just-bash called directly",
+  m("bash_polybox") / m("bash_just_bash"),
+  "(polybox / peer)",
   true,
 );
-const target = (name, value, limit, lower = true) =>
-  compare(
-    name,
-    `${value}`,
-    `target ${limit}`,
-    value / limit,
-    `${lower ? "<=" : ">="} ${limit}`,
-    lower ? value <= limit : value >= limit,
-  );
-target("target_oneshot_python_ms", m("oneshot_python"), 10);
-target("target_oneshot_javascript_ms", m("oneshot_javascript"), 3);
-target("target_oneshot_bash_ms", m("oneshot_bash"), 15);
-for (const [l, tool] of [
-  ["python", "execute_python"],
-  ["javascript", "execute_javascript"],
-  ["bash", "execute_bash"],
+compare(
+  "python_vs_warm_pyodide",
+  "polybox one-shot",
+  "warm in-process Pyodide runPython",
+  m("python_polybox_paired") / m("python_warm_pyodide_runpython"),
+  "(polybox / floor)",
+  true,
+);
+for (const [k, name] of [
+  ["isolated_vm", "isolated-vm, new isolate"],
+  ["node_vm_context", "node:vm, new context"],
 ]) {
-  target(`target_mcp_overhead_${l}_ms`, round(m(`mcp_${tool}`) - m(`oneshot_${l}`)), 5);
+  if (metrics[`javascript_${k}`])
+    compare(
+      `javascript_vs_${k}`,
+      "polybox one-shot",
+      name,
+      m("javascript_polybox") / m(`javascript_${k}`),
+      k === "node_vm_context" ? "(polybox / floor)" : "(polybox / peer)",
+      true,
+    );
 }
-target("target_boot_python_ms", m("boot_cold_oneshot_python"), 250);
-target("target_throughput_python", m("throughput_oneshot_per_s_python"), 8, false);
-target("target_throughput_javascript", m("throughput_oneshot_per_s_javascript"), 300, false);
-target("target_throughput_bash", m("throughput_oneshot_per_s_bash"), 100, false);
-target("target_stateful_python", m("stateful_calls_per_s_python"), 200, false);
-// The memory targets were set per warm interpreter; a warm host is a Node process plus one.
-target("target_memory_python_mib", m("memory_per_warm_host_mib_python"), 60);
-target("target_memory_javascript_mib", m("memory_per_warm_host_mib_javascript"), 5);
-target("target_memory_idle_mib", m("memory_idle_default_fleet_mib"), 400);
+for (const k of ["bwrap", "polybox_jail"]) {
+  if (metrics[`native_${k}_python3`])
+    compare(
+      `native_${k}_vs_bare_python3`,
+      `${k} python3 -c pass`,
+      "bare python3 -c pass",
+      m(`native_${k}_python3`) / m("native_bare_python3"),
+      `(jailed / bare: +${round(m(`native_${k}_python3`) - m("native_bare_python3"))} ms)`,
+      true,
+    );
+}
+const nativeFile = path.join(path.dirname(fileURLToPath(import.meta.url)), "native-results.json");
+const native = existsSync(nativeFile) ? JSON.parse(readFileSync(nativeFile, "utf8")) : null;
+const targets = evaluate({ metrics, profile: bootProfile, native, cores: CORES });
 
 // --- report ------------------------------------------------------------------------------------
 const machine = {
@@ -337,6 +370,10 @@ const machine = {
   os: `${os.type()} ${os.release()} ${os.arch()}`,
   node: process.version,
   python3: base.python3Binary,
+  node_binary: base.nodeBinary,
+  bash_binary: base.bashBinary,
+  native_python3: base.nativePython,
+  bwrap: base.bwrapBinary,
   quick: QUICK,
   seconds: SECONDS,
 };
@@ -353,14 +390,25 @@ if (base.python3Binary.shim)
     `python3 on PATH is a shim (${base.python3Binary.onPath}); baseline uses ${base.python3Binary.path}`,
   );
 console.log(
+  `baseline binaries: python3 ${base.python3Binary.path}, node ${base.nodeBinary.path}, bash ${base.bashBinary.path}; native rows: ${base.nativePython}${base.bwrapBinary ? `, bwrap ${base.bwrapBinary}` : ""}`,
+);
+console.log(`\n${formatProfile(bootProfile)}\n`);
+console.log(
   `${"metric".padEnd(44)} ${"median ms".padStart(9)} ${"p95 ms".padStart(9)} ${"runs".padStart(5)}   (or value; memory in MiB)`,
 );
 for (const row of rows) console.log(row);
-console.log("\ncomparisons (ratio = of / to; targets: value vs target)");
+console.log("\nside by side (ratio = of / to)");
 for (const [name, c] of Object.entries(comparisons))
   console.log(
-    `${c.met ? "ok  " : "MISS"} ${name.padEnd(36)} ${String(c.ratio).padStart(8)}  ${c.target}`,
+    `${c.met ? "ok  " : "MISS"} ${name.padEnd(36)} ${String(c.ratio).padStart(8)}  ${c.target}  [${c.of} / ${c.to}]`,
   );
+console.log(
+  `\ntargets (issue #17)${native ? `; native figures from bench/native.mjs at ${native.measured_at}` : "; native: run npm run bench:native first"}`,
+);
+console.log(formatTargets(targets));
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "results.json");
-writeFileSync(out, `${JSON.stringify({ machine, metrics, comparisons }, null, 2)}\n`);
+writeFileSync(
+  out,
+  `${JSON.stringify({ machine, profile: bootProfile, metrics, comparisons, targets, native }, null, 2)}\n`,
+);
 note(`wrote ${out}`);
