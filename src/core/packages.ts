@@ -268,6 +268,9 @@ export class PackageResolver {
       if (wheel) return wheel;
     }
     const where = tried.join(", ") || "(no sources configured)";
+    const forNative = native
+      ? " (for the machine's python3: wheels whose tags it accepts; nothing is built from source)"
+      : "";
     const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
     if (versions.length > 0 || (inLock && !locked)) {
       const found = [
@@ -276,7 +279,7 @@ export class PackageResolver {
       ];
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
-        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}`,
+        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${forNative}`,
       );
     }
     const wanted = describeRequirement({ name: key, specifier });
@@ -287,9 +290,6 @@ export class PackageResolver {
         { details: { limit: "cachedOnly", package: wanted } },
       );
     }
-    const forNative = native
-      ? " (for the machine's python3: wheels whose tags it accepts; nothing is built from source)"
-      : "";
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
       `Python package "${wanted}" was not found in: ${where}${forNative}; add a directory of wheels or an index URL to pythonPackages`,
