@@ -29,7 +29,7 @@ import {
 } from "./requirements.js";
 import { systemTzdataWheel } from "./tzdata.js";
 import type { Wheel } from "./wheel.js";
-import { tagRanks, wheelRank } from "./wheel-tags.js";
+import { type PyodideInfo, pyodideTags, tagRanks, wheelRank } from "./wheel-tags.js";
 
 export type { Wheel } from "./wheel.js";
 export { normalizeName };
@@ -74,8 +74,13 @@ const isPlainFileName = (name: string) =>
 
 const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
-function readLock(pyodideDir: string): { version: string; packages: Map<string, LockPackage> } {
+function readLock(pyodideDir: string): {
+  version: string;
+  info: PyodideInfo | undefined;
+  packages: Map<string, LockPackage>;
+} {
   const lock = JSON.parse(readFileSync(path.join(pyodideDir, "pyodide-lock.json"), "utf8")) as {
+    info?: PyodideInfo;
     packages: Record<string, LockPackage>;
   };
   const version = (
@@ -83,6 +88,7 @@ function readLock(pyodideDir: string): { version: string; packages: Map<string, 
   ).version;
   return {
     version,
+    info: lock.info,
     packages: new Map(Object.values(lock.packages).map((p) => [normalizeName(p.name), p])),
   };
 }
@@ -142,6 +148,8 @@ export class PackageResolver {
   private readonly importIndex = new Map<string, string>();
   /** Where lock-file packages are downloaded from: the matching Pyodide distribution. */
   readonly cdn: string;
+  /** The wheel tags Pyodide accepts, from its lock file (undefined: pure Python first). */
+  private readonly pyodideRanks: ReadonlyMap<string, number> | undefined;
 
   constructor(private readonly options: PackageOptions) {
     this.lock = readLock(options.pyodideDir);
@@ -150,6 +158,8 @@ export class PackageResolver {
     // zoneinfo is in the standard library, but its data comes from tzdata where the OS has none.
     if (this.lock.packages.has("tzdata")) this.importIndex.set("zoneinfo", "tzdata");
     this.cdn = options.pyodideCdn ?? PYODIDE_CDN(this.lock.version);
+    const tags = pyodideTags(this.lock.info);
+    this.pyodideRanks = tags ? tagRanks(tags) : undefined;
     if (!/^https?:\/\//.test(this.cdn) || !URL.canParse(this.cdn))
       throw new PolyboxError(
         "INVALID_ARGUMENT",
@@ -213,9 +223,10 @@ export class PackageResolver {
       order.add(key);
     };
     for (const key of wanted.keys()) visit(key, []);
-    const ranks = target === "native" ? await this.nativeRanks() : undefined;
+    const ranks = target === "native" ? await this.nativeRanks() : this.pyodideRanks;
     const wheels: Wheel[] = [];
-    for (const key of order) wheels.push(await this.fetchOne(key, wanted.get(key) ?? "", ranks));
+    for (const key of order)
+      wheels.push(await this.fetchOne(key, wanted.get(key) ?? "", target, ranks));
     return wheels;
   }
 
@@ -228,13 +239,14 @@ export class PackageResolver {
     return tagRanks(await this.options.nativeTags());
   }
 
-  /** `ranks`: native mode's accepted wheel tags; undefined for Pyodide. */
+  /** `ranks`: the wheel tags the target accepts (undefined: any, pure Python first). */
   private async fetchOne(
     key: string,
     specifier: string,
+    target: PackageTarget,
     ranks: ReadonlyMap<string, number> | undefined,
   ): Promise<Wheel> {
-    const native = ranks !== undefined;
+    const native = target === "native";
     if (!native && key === "tzdata" && specifier === "") {
       const system = systemTzdataWheel();
       if (system) return system;
@@ -268,9 +280,11 @@ export class PackageResolver {
       if (wheel) return wheel;
     }
     const where = tried.join(", ") || "(no sources configured)";
-    const forNative = native
+    const forTarget = native
       ? " (for the machine's python3: wheels whose tags it accepts; nothing is built from source)"
-      : "";
+      : ranks
+        ? " (for Pyodide: pure-Python wheels or its own WebAssembly builds)"
+        : "";
     const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
     if (versions.length > 0 || (inLock && !locked)) {
       const found = [
@@ -279,7 +293,7 @@ export class PackageResolver {
       ];
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
-        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${forNative}`,
+        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${forTarget}`,
       );
     }
     const wanted = describeRequirement({ name: key, specifier });
@@ -292,7 +306,7 @@ export class PackageResolver {
     }
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
-      `Python package "${wanted}" was not found in: ${where}${forNative}; add a directory of wheels or an index URL to pythonPackages`,
+      `Python package "${wanted}" was not found in: ${where}${forTarget}; add a directory of wheels or an index URL to pythonPackages`,
       { details: { limit: "pythonPackages", package: wanted } },
     );
   }

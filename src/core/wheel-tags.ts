@@ -51,3 +51,43 @@ export function tagRanks(tags: readonly string[]): Map<string, number> {
   });
   return ranks;
 }
+
+/** What a Pyodide lock file's `info` says of the distribution it describes. */
+export interface PyodideInfo {
+  python?: string;
+  abi_version?: string;
+  platform?: string;
+  arch?: string;
+}
+
+/**
+ * The tags a Pyodide distribution accepts, best first, in `packaging.tags`' order: its CPython
+ * version on the `pyemscripten_<abi>_<arch>` / `pyodide_<abi>_<arch>` and emscripten platforms,
+ * abi3, then pure Python. Null when the lock file does not say (an old lock): callers then take
+ * pure-Python wheels first.
+ */
+export function pyodideTags(info: PyodideInfo | undefined): string[] | null {
+  const version = /^(\d+)\.(\d+)/.exec(info?.python ?? "");
+  if (!version) return null;
+  const major = Number(version[1]);
+  const minor = Number(version[2]);
+  const arch = info?.arch ?? "wasm32";
+  // PEP 783's name first (`pyemscripten_2026_0_wasm32`), then the older `pyodide_…` one.
+  const platforms = [
+    ...(info?.abi_version
+      ? [`pyemscripten_${info.abi_version}_${arch}`, `pyodide_${info.abi_version}_${arch}`]
+      : []),
+    ...(info?.platform ? [`${info.platform.replace(/[.-]/g, "_")}_${arch}`] : []),
+  ];
+  const own = `cp${major}${minor}`;
+  const tags: string[] = [];
+  for (const abi of [own, "abi3", "none"])
+    for (const p of platforms) tags.push(`${own}-${abi}-${p}`);
+  for (let m = minor - 1; m >= 2; m--)
+    for (const p of platforms) tags.push(`cp${major}${m}-abi3-${p}`);
+  const pys = [`py${major}${minor}`, `py${major}`];
+  for (let m = minor - 1; m >= 0; m--) pys.push(`py${major}${m}`);
+  for (const py of pys) for (const p of platforms) tags.push(`${py}-none-${p}`);
+  tags.push(`${own}-none-any`, ...pys.map((py) => `${py}-none-any`));
+  return tags;
+}

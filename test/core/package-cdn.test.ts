@@ -168,6 +168,29 @@ describe("lock-file packages from the Pyodide distribution", () => {
     expect(existsSync(path.join(cacheDir, "packages", tampered.sha256))).toBe(false);
   });
 
+  it("takes only wheels Pyodide can load from a directory: not a newer one for another machine", async () => {
+    const dir = mkdtempSync(path.join(tmp, "wheels-"));
+    const [major, minor] = (realLock.info as { python: string }).python.split(".");
+    const cp = `cp${major}${minor}`;
+    const pure = buildWheel("polybox-tagged", "1.0", "polybox_tagged", "X = 1\n");
+    const linux = buildWheel("polybox-tagged", "2.0", "polybox_tagged", "X = 2\n");
+    writeFileSync(path.join(dir, pure.fileName), pure.data);
+    writeFileSync(
+      path.join(dir, `polybox_tagged-2.0-${cp}-${cp}-manylinux_2_17_x86_64.whl`),
+      linux.data,
+    );
+    const r = new PackageResolver({ sources: [dir], cacheDir: tmp, pyodideDir: distribution });
+    expect((await r.resolve(req("polybox-tagged"))).map((w) => w.fileName)).toEqual([
+      pure.fileName,
+    ]);
+    await expect(r.resolve(req("polybox-tagged>=2"))).rejects.toMatchObject({
+      code: "PACKAGE_NOT_FOUND",
+      message: expect.stringMatching(
+        /for Pyodide: pure-Python wheels or its own WebAssembly builds/,
+      ),
+    });
+  });
+
   it("refuses a CDN base that is not an http(s) URL", () => {
     expect(
       () =>

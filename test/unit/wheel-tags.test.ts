@@ -1,8 +1,14 @@
 // Wheel compatibility tags (PEP 425): compressed tag sets in file names expand to every
 // combination, a wheel ranks by its best tag in the interpreter's ordered list, and names that are
 // not wheels, or fit no tag, rank nowhere.
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { tagRanks, wheelRank, wheelTags } from "../../dist/core/wheel-tags.js";
+import { pyodideTags, tagRanks, wheelRank, wheelTags } from "../../dist/core/wheel-tags.js";
+
+const lock = createRequire(import.meta.url)("pyodide/pyodide-lock.json") as {
+  info: { python: string };
+  packages: Record<string, { file_name: string }>;
+};
 
 const supported = tagRanks([
   "cp311-cp311-manylinux_2_36_x86_64",
@@ -39,5 +45,20 @@ describe("wheel tags", () => {
       "a-1-cp311-cp311-musllinux_1_2_x86_64.whl",
     ])
       expect(wheelRank(other, supported), other).toBeNull();
+  });
+
+  it("Pyodide's tags, from its lock file, fit every wheel the lock file names and no machine's", () => {
+    const ranks = tagRanks(pyodideTags(lock.info)!);
+    const wheels = Object.values(lock.packages)
+      .map((p) => p.file_name)
+      .filter((f) => f.endsWith(".whl"));
+    expect(wheels.length).toBeGreaterThan(100);
+    for (const f of wheels) expect(wheelRank(f, ranks), f).not.toBeNull();
+    const [major, minor] = lock.info.python.split(".");
+    const cp = `cp${major}${minor}`;
+    expect(wheelRank(`a-1-${cp}-${cp}-manylinux_2_17_x86_64.whl`, ranks)).toBeNull();
+    expect(wheelRank(`a-1-${cp}-${cp}-win_amd64.whl`, ranks)).toBeNull();
+    expect(wheelRank("a-1-py3-none-any.whl", ranks)).not.toBeNull();
+    expect(pyodideTags({})).toBeNull();
   });
 });
