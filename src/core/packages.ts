@@ -286,6 +286,17 @@ export class PackageResolver {
         ? " (for Pyodide: pure-Python wheels or its own WebAssembly builds)"
         : "";
     const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
+    const wanted = describeRequirement({ name: key, specifier });
+    // Under cachedOnly a source that was not asked may have what the cache lacks: say so first.
+    if (uncached) {
+      const found =
+        versions.length > 0 ? `, which holds only ${versions.join(", ")}${forTarget},` : "";
+      throw new PolyboxError(
+        "PACKAGE_NOT_CACHED",
+        `Python package "${wanted}" is not in the package cache (${this.cacheDir})${found} and downloads are off (cachedOnly); fill the cache while online by warming it up with this package from the same sources, or turn cachedOnly off`,
+        { details: { limit: "cachedOnly", package: wanted } },
+      );
+    }
     if (versions.length > 0 || (inLock && !locked)) {
       const found = [
         ...(versions.length > 0 ? [`found ${versions.join(", ")}`] : []),
@@ -294,14 +305,6 @@ export class PackageResolver {
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
         `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${forTarget}`,
-      );
-    }
-    const wanted = describeRequirement({ name: key, specifier });
-    if (uncached) {
-      throw new PolyboxError(
-        "PACKAGE_NOT_CACHED",
-        `Python package "${wanted}" is not in the package cache (${this.cacheDir}) and downloads are off (cachedOnly); fill the cache while online by warming it up with this package from the same sources, or turn cachedOnly off`,
-        { details: { limit: "cachedOnly", package: wanted } },
       );
     }
     throw new PolyboxError(

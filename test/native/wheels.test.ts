@@ -90,6 +90,7 @@ const server = http.createServer((req, res) => {
 });
 
 let rt: Runtime;
+let index = "";
 let good: Served;
 let tags: string[];
 
@@ -117,7 +118,7 @@ beforeAll(async () => {
     { fileName: "polybox_cext-3.0.0.tar.gz", data: sdist, sha256: sha(sdist) },
   ];
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const index = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`;
+  index = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`;
   tags = await interpreterTags(PYTHON);
   rt = await testRuntime({
     isolation: "auto",
@@ -197,5 +198,47 @@ describe.runIf(buildable)("native wheels", () => {
       files = saved;
     }
     expect((await sb.run("python", "import polybox_cext")).stderr).toMatch(/No module named/);
+  });
+
+  it("warms the cache with machine wheels; cachedOnly then installs them with the index gone", async () => {
+    const cacheDir = mkdtempSync(path.join(tmp, "cache-"));
+    const pool = { python: 0, javascript: 0, bash: 0 };
+    const online = await testRuntime({
+      isolation: "auto",
+      pythonPackages: [index],
+      cacheDir,
+      pool,
+    });
+    try {
+      expect(await online.cachePackages("polybox-cext", { engine: "native" })).toEqual([
+        { name: "polybox-cext", version: "1.0.0", fileName: good.fileName },
+      ]);
+    } finally {
+      await online.close();
+    }
+    requests.length = 0;
+    const offline = await testRuntime({
+      isolation: "auto",
+      // Nothing listens here: with cachedOnly it is never asked.
+      pythonPackages: ["http://127.0.0.1:9/simple/"],
+      cachedOnly: true,
+      cacheDir,
+      pool,
+    });
+    try {
+      await using sb = await Sandbox.create({ runtime: offline, engine: "native" });
+      await sb.installPackages("polybox-cext");
+      expect((await sb.run("python", "import polybox_cext\npolybox_cext.add(20, 1)")).value).toBe(
+        "21",
+      );
+      // The cached wheel is for the machine's python3: Pyodide is not offered it.
+      await using wasm = await Sandbox.create({ runtime: offline, engine: "wasm" });
+      await expect(wasm.installPackages("polybox-cext")).rejects.toMatchObject({
+        code: "PACKAGE_NOT_CACHED",
+      });
+      expect(requests).toEqual([]);
+    } finally {
+      await offline.close();
+    }
   });
 });
