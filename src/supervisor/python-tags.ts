@@ -8,7 +8,8 @@
 import { execFile } from "node:child_process";
 import { PolyboxError } from "../core/errors.js";
 
-const SCRIPT = `
+/** Prints the tags as JSON; with the argument `computed`, the fallback's answer (for tests). */
+export const TAGS_SCRIPT = `
 import json, os, sys, sysconfig
 def computed():
     v = sys.version_info
@@ -43,6 +44,8 @@ def computed():
     tags += [f"{py}-none-any" for py in pys]
     return tags
 try:
+    if sys.argv[1:] == ["computed"]:
+        raise ImportError
     from packaging import tags as _tags
     found = [str(t) for t in _tags.sys_tags()]
 except Exception:
@@ -69,7 +72,7 @@ function ask(python: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
     execFile(
       python,
-      ["-I", "-c", SCRIPT],
+      ["-I", "-c", TAGS_SCRIPT],
       { timeout: 30_000, maxBuffer: 4 * 1024 * 1024, env: {} },
       (error, stdout) => {
         const fail = (why: string) =>

@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { interpreterTags } from "../../dist/supervisor/python-tags.js";
+import { interpreterTags, TAGS_SCRIPT } from "../../dist/supervisor/python-tags.js";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { zip } from "../helpers/wheel.js";
 import { PYTHON, usable } from "./helpers.js";
@@ -141,6 +141,17 @@ describe.runIf(buildable)("native wheels", () => {
     expect(tags).toContain("py3-none-any");
     expect(tags.some((t) => t.endsWith("win_amd64") || t.includes("wasm32"))).toBe(false);
   });
+
+  it.runIf(spawnSync(PYTHON, ["-I", "-c", "import packaging.tags"]).status === 0)(
+    "computes, where packaging is missing, the very list packaging.tags gives",
+    () => {
+      const computed = spawnSync(PYTHON, ["-I", "-c", TAGS_SCRIPT, "computed"], {
+        encoding: "utf8",
+      });
+      expect(computed.status, computed.stderr).toBe(0);
+      expect(JSON.parse(computed.stdout)).toEqual(tags);
+    },
+  );
 
   it("installs a compiled extension for this python3 in the jail and imports it", async () => {
     requests.length = 0;
