@@ -15,6 +15,7 @@ import { PolyboxError } from "./core/errors.js";
 import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./core/limits.js";
 import { type LogFn, stderrLog } from "./core/log.js";
 import { PackageResolver } from "./core/packages.js";
+import { packageRequirements } from "./core/python-deps.js";
 import {
   type EngineKind,
   provideDefaultRuntime,
@@ -29,6 +30,7 @@ import { HostFleet } from "./supervisor/fleet.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "./supervisor/jail/macos.js";
 import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
+import { interpreterTags } from "./supervisor/python-tags.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
 
 export class Runtime implements SandboxRuntime {
@@ -77,9 +79,11 @@ export class Runtime implements SandboxRuntime {
     });
     this.packages = new PackageResolver({
       sources: [...(options.pythonPackages ?? [])],
-      allowNet: this.permissions.net,
       cacheDir,
       pyodideDir: PYODIDE_DIR,
+      pyodideCdn: options.pyodideCdn,
+      cachedOnly: options.cachedOnly,
+      nativeTags: () => interpreterTags(this.native.pythonPath),
     });
     const launcher = launcherReport();
     const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;
@@ -152,6 +156,25 @@ export class Runtime implements SandboxRuntime {
     const engines = Promise.all([this.fleet.close(), this.nativeHost?.close()]);
     await Promise.allSettled([...this.closers].map((c) => c()));
     await engines;
+  }
+
+  /**
+   * Downloads Python packages (and the lock-file packages they depend on) into the package cache
+   * without installing them anywhere, so that later sandboxes, or a runtime with `cachedOnly`, find
+   * them there. `engine` "native" caches wheels for the machine's python3 instead of Pyodide's.
+   * Returns what each requirement resolved to, dependencies included.
+   */
+  async cachePackages(
+    packages: string | string[],
+    options: { engine?: EngineKind } = {},
+  ): Promise<{ name: string; version: string; fileName: string }[]> {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    const wheels = await this.packages.resolve(
+      packageRequirements(packages),
+      new Map(),
+      options.engine ?? "wasm",
+    );
+    return wheels.map(({ name, version, fileName }) => ({ name, version, fileName }));
   }
 
   /** @internal */

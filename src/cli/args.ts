@@ -16,6 +16,10 @@ export interface Flags {
   allowNet: string[];
   allowEnv: string[];
   pythonPackages: string[];
+  /** Refuse every package download (Deno's --cached-only). */
+  cachedOnly?: boolean;
+  /** Base URL of the Pyodide distribution lock-file packages come from. */
+  pyodideCdn?: string;
   timeoutMs?: number;
   memoryMb?: number;
   maxOutputBytes?: number;
@@ -97,7 +101,9 @@ const FLAGS: Record<string, FlagSpec> = {
   "allow-read": { kind: "allow", key: "allowRead", on: RUNNERS },
   "allow-net": { kind: "allow", key: "allowNet", on: RUNNERS },
   "allow-env": { kind: "allow", key: "allowEnv", on: RUNNERS },
-  "python-packages": { kind: "list", key: "pythonPackages", on: RUNNERS },
+  "python-packages": { kind: "list", key: "pythonPackages", on: [...RUNNERS, "warmup"] },
+  "cached-only": { kind: "bool", key: "cachedOnly", on: RUNNERS },
+  "pyodide-cdn": { kind: "string", key: "pyodideCdn", on: [...RUNNERS, "warmup"] },
   timeout: { kind: "duration", key: "timeoutMs", on: RUNNERS },
   memory: { kind: "size", key: "memoryMb", on: RUNNERS },
   "max-output": { kind: "size", key: "maxOutputBytes", on: RUNNERS },
@@ -126,8 +132,8 @@ const FLAGS: Record<string, FlagSpec> = {
   file: { kind: "append", key: "inputs", on: ["run"] },
   json: { kind: "bool", key: "json", on: ["doctor"] },
   pool: { kind: "pool", key: "pool", on: SERVERS },
-  isolation: { kind: "isolation", key: "isolation", on: RUNNERS },
-  "native-python": { kind: "string", key: "nativePython", on: RUNNERS },
+  isolation: { kind: "isolation", key: "isolation", on: [...RUNNERS, "warmup"] },
+  "native-python": { kind: "string", key: "nativePython", on: [...RUNNERS, "warmup"] },
   "native-bash": { kind: "string", key: "nativeBash", on: RUNNERS },
   "native-node": { kind: "string", key: "nativeNode", on: RUNNERS },
 };
@@ -194,6 +200,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
   }
   if (cmd === "serve" && flags.token === undefined && env.POLYBOX_TOKEN)
     flags.token = env.POLYBOX_TOKEN;
+  if (flags.pyodideCdn === undefined && env.POLYBOX_PYODIDE_CDN)
+    flags.pyodideCdn = env.POLYBOX_PYODIDE_CDN;
   return { command: cmd, flags };
 }
 

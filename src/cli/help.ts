@@ -27,14 +27,22 @@ Usage:
   polybox run [flags] APP.wasm [-- ARGS]  run a WASI preview 1 module with arguments
   polybox run [flags] --lang L -e CODE
   polybox doctor [--json]             engines found, Node version, isolation layers on this machine
-  polybox warmup                      build the Python memory snapshot now (otherwise: on first start)
+  polybox warmup [--python-packages=numpy,pandas]
+                                      build the Python memory snapshot now (otherwise: on first
+                                      start) and cache the packages named, to go offline later
   polybox --help | --version
 
 Permissions (denied unless granted; a bare flag with no value grants everything, as in Deno):
   --allow-read=PATH[,PATH]      host paths upload_file may copy files from
-  --allow-net=HOST[,HOST]       hosts the server may fetch Python packages from (guests never get network)
+  --allow-net=HOST[,HOST]       not needed for Python packages (guests never get network)
   --allow-env=NAME[,NAME]       host environment variables passed into guests
-  --python-packages=DIR|URL[,…] Python package sources: wheel directories, Pyodide distributions, PEP 503 indexes
+
+Python packages (fetched by the server like Deno fetches dependencies: no --allow-net needed):
+  --python-packages=DIR|URL[,…] package sources: wheel directories, Pyodide distributions, PEP 503
+                                indexes (naming one allows it); on warmup, also the packages to cache
+  --cached-only                 refuse every package download: local sources and the cache only
+  --pyodide-cdn=URL             where Pyodide's own packages come from (default: jsDelivr's copy of
+                                the installed Pyodide; env POLYBOX_PYODIDE_CDN)
 
 Isolation:
   --isolation=auto|wasm|native  auto (default on Linux with the launcher): WebAssembly engines in a

@@ -5,13 +5,13 @@
 
 import { isPolyboxError } from "../core/errors.js";
 import { flagHint } from "../mcp/hints.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js";
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import { doctorReport, formatDoctor, healthy } from "./doctor.js";
 import { HELP } from "./help.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { version } from "./version.js";
+import { warmupCommand } from "./warmup.js";
 
 async function main(argv: string[]): Promise<number> {
   let parsed: ParsedArgs;
@@ -37,16 +37,8 @@ async function main(argv: string[]): Promise<number> {
       );
       return healthy(report) ? 0 : 1;
     }
-    case "warmup": {
-      // Builds (or verifies) the Python memory snapshot so that the first server start is fast.
-      const started = performance.now();
-      const file = await ensurePythonSnapshot(defaultCacheDir());
-      if (!file) return 1;
-      process.stdout.write(
-        `Python snapshot ready in ${Math.round(performance.now() - started)} ms: ${file}\n`,
-      );
-      return 0;
-    }
+    case "warmup":
+      return warmupCommand(flags);
     case "run":
       return runCommand(flags);
     case "mcp":

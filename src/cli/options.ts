@@ -27,6 +27,8 @@ export function runtimeOptions(flags: Flags): RuntimeOptions {
     maxLimits: limits,
     permissions: { read: flags.allowRead, net: flags.allowNet, env: flags.allowEnv },
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
+    ...(flags.cachedOnly ? { cachedOnly: true } : {}),
+    ...(flags.pyodideCdn !== undefined ? { pyodideCdn: flags.pyodideCdn } : {}),
     ...(flags.pool ? { pool: flags.pool } : {}),
     ...(flags.isolation ? { isolation: flags.isolation } : {}),
     ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}),

@@ -85,9 +85,21 @@ export interface RuntimeOptions {
   pythonSnapshot?: boolean;
   /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */
   cacheDir?: string;
-  /** Where Python packages come from: directories of wheels or a Pyodide distribution, and
-   * package index URLs (PEP 503), tried in order. URLs also need their host in `permissions.net`. */
+  /**
+   * Where Python packages come from, tried in order before Pyodide's own: directories of wheels
+   * or a Pyodide distribution, and package index URLs (PEP 503). Naming an index allows it: like
+   * the packages of Pyodide's lock file, packages are fetched by the trusted side whatever
+   * `permissions.net` grants the guest.
+   */
   pythonPackages?: string[];
+  /**
+   * Base URL of the Pyodide distribution that lock-file packages are downloaded from (default:
+   * the jsDelivr CDN's copy of the installed Pyodide version). Every file is checked against the
+   * lock file's sha256 whatever serves it.
+   */
+  pyodideCdn?: string;
+  /** Refuse every package download: local sources and the package cache only (default false). */
+  cachedOnly?: boolean;
   /**
    * Where state that outlives the process lives: named sandboxes, snapshots (default: the
    * per-user state dir, see `defaultDataDir`). Nothing is written there until it is used.

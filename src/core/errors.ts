@@ -23,6 +23,7 @@ export type PolyboxErrorCode =
   | "PERMISSION_DENIED"
   | "PACKAGE_NOT_FOUND"
   | "PACKAGE_HASH_MISMATCH"
+  | "PACKAGE_NOT_CACHED"
   | "NOT_IMPLEMENTED"
   | "ISOLATION_UNAVAILABLE"
   | "ENGINE_FAILED"
@@ -45,6 +46,8 @@ export interface PolyboxErrorDetails {
   jobId?: string;
   /** Network hosts that would have to be granted (`permissions.net`). */
   hosts?: string[];
+  /** The Python package (requirement) an error is about. */
+  package?: string;
   /** When trying again may succeed. */
   retryAfterMs?: number;
 }

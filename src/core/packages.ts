@@ -1,8 +1,17 @@
 // Trusted side: finds Python packages for a sandbox and brings their bytes to this side; the
-// guest never touches the network. Sources, in order: local directories of wheels (or a Pyodide
-// distribution), then network indexes, but only on hosts granted with `--allow-net`, checked
-// before any request is made. Files named in Pyodide's lock file are checked against its sha256;
-// wheels from an index against the `#sha256=` its links carry. Downloads are cached per user.
+// guest never touches the network. As Deno fetches a program's dependencies without granting the
+// program any network, packages are fetched by the trusted side whatever the guest's own network
+// grant: `permissions.net` is not read here. Sources, in order: local directories of wheels (or a
+// Pyodide distribution), then the index URLs the operator named (named = allowed), then, for a
+// package in Pyodide's lock file, the matching Pyodide distribution on its CDN (`pyodideCdn`
+// overrides the base URL). Files named in the lock file are checked against its sha256; wheels
+// from an index against the `#sha256=` its links carry. Downloads are cached per user: lock-file
+// wheels by sha256, index wheels by file name; `cachedOnly` refuses every download and serves
+// only local sources and that cache.
+//
+// WASM sandboxes get Pyodide's builds. Native sandboxes (target "native") get wheels for the
+// machine's own interpreter: only files whose tags it accepts (`nativeTags`), never the lock
+// file's WebAssembly builds, and never a source distribution: nothing is built on this side.
 
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -20,6 +29,7 @@ import {
 } from "./requirements.js";
 import { systemTzdataWheel } from "./tzdata.js";
 import type { Wheel } from "./wheel.js";
+import { type PyodideInfo, pyodideTags, tagRanks, wheelRank } from "./wheel-tags.js";
 
 export type { Wheel } from "./wheel.js";
 export { normalizeName };
@@ -38,20 +48,39 @@ interface LockPackage {
 export interface PackageOptions {
   /** Local directories (wheels or a Pyodide distribution) and index URLs, tried in order. */
   sources: string[];
-  /** Hosts (`host` or `host:port`) that may be contacted. */
-  allowNet: readonly string[];
   cacheDir: string;
   /** The installed Pyodide distribution, whose lock file names the packages it carries. */
   pyodideDir: string;
+  /** Base URL lock-file packages are downloaded from (default: `PYODIDE_CDN(version)`). */
+  pyodideCdn?: string | undefined;
+  /** Refuse every download: packages come from local sources and the cache only. */
+  cachedOnly?: boolean | undefined;
+  /** Native mode: the wheel tags the machine's interpreter accepts, best first. */
+  nativeTags?: (() => Promise<readonly string[]>) | undefined;
 }
+
+/** Which interpreter a package is for: Pyodide (WebAssembly) or the machine's own python3. */
+export type PackageTarget = "wasm" | "native";
 
 export const PYODIDE_CDN = (version: string) =>
   `https://cdn.jsdelivr.net/pyodide/v${version}/full/`;
 
+/** How long one download (an index page or a wheel) may take before it is abandoned. */
+const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
+
+/** A file name that is one plain path segment (index pages are untrusted text). */
+const isPlainFileName = (name: string) =>
+  /^[A-Za-z0-9][A-Za-z0-9_.+!-]*$/.test(name) && name.length <= 255;
+
 const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
-function readLock(pyodideDir: string): { version: string; packages: Map<string, LockPackage> } {
+function readLock(pyodideDir: string): {
+  version: string;
+  info: PyodideInfo | undefined;
+  packages: Map<string, LockPackage>;
+} {
   const lock = JSON.parse(readFileSync(path.join(pyodideDir, "pyodide-lock.json"), "utf8")) as {
+    info?: PyodideInfo;
     packages: Record<string, LockPackage>;
   };
   const version = (
@@ -59,6 +88,7 @@ function readLock(pyodideDir: string): { version: string; packages: Map<string, 
   ).version;
   return {
     version,
+    info: lock.info,
     packages: new Map(Object.values(lock.packages).map((p) => [normalizeName(p.name), p])),
   };
 }
@@ -83,11 +113,21 @@ interface Candidate {
   pure: boolean;
 }
 
-/** The highest version meeting `specifier`; of its wheels, a pure-Python one first. */
-function choose<C extends Candidate>(candidates: C[], specifier: string): C | null {
-  const version = bestVersion([...new Set(candidates.map((c) => c.version))], specifier);
-  const same = candidates.filter((c) => c.version === version);
-  return same.find((c) => c.pure) ?? same[0] ?? null;
+/**
+ * The highest version meeting `specifier`; of its wheels, a pure-Python one first. With `ranks`
+ * (native mode), only wheels the interpreter accepts count, and of one version the best-ranked.
+ */
+function choose<C extends Candidate>(
+  candidates: C[],
+  specifier: string,
+  ranks?: ReadonlyMap<string, number>,
+): C | null {
+  const ranked = candidates
+    .map((c) => ({ c, rank: ranks ? wheelRank(c.fileName, ranks) : c.pure ? 0 : 1 }))
+    .filter((r): r is { c: C; rank: number } => r.rank !== null);
+  const version = bestVersion([...new Set(ranked.map((r) => r.c.version))], specifier);
+  const same = ranked.filter((r) => r.c.version === version).sort((a, b) => a.rank - b.rank);
+  return same[0]?.c ?? null;
 }
 
 /** Links in a PEP 503 page: one pass (each quantifier stops at its closing quote). */
@@ -106,6 +146,10 @@ function links(html: string, page: string): URL[] {
 export class PackageResolver {
   private readonly lock: ReturnType<typeof readLock>;
   private readonly importIndex = new Map<string, string>();
+  /** Where lock-file packages are downloaded from: the matching Pyodide distribution. */
+  readonly cdn: string;
+  /** The wheel tags Pyodide accepts, from its lock file (undefined: pure Python first). */
+  private readonly pyodideRanks: ReadonlyMap<string, number> | undefined;
 
   constructor(private readonly options: PackageOptions) {
     this.lock = readLock(options.pyodideDir);
@@ -113,6 +157,25 @@ export class PackageResolver {
       for (const i of p.imports) this.importIndex.set(i, name);
     // zoneinfo is in the standard library, but its data comes from tzdata where the OS has none.
     if (this.lock.packages.has("tzdata")) this.importIndex.set("zoneinfo", "tzdata");
+    this.cdn = options.pyodideCdn ?? PYODIDE_CDN(this.lock.version);
+    const tags = pyodideTags(this.lock.info);
+    this.pyodideRanks = tags ? tagRanks(tags) : undefined;
+    if (!/^https?:\/\//.test(this.cdn) || !URL.canParse(this.cdn))
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `pyodideCdn must be an http(s) URL, got ${JSON.stringify(this.cdn)}`,
+        { details: { limit: "pyodideCdn", value: this.cdn } },
+      );
+  }
+
+  /** The per-user cache of downloaded wheels. */
+  get cacheDir(): string {
+    return path.join(this.options.cacheDir, "packages");
+  }
+
+  /** Whether downloads are refused (`cachedOnly`). */
+  get cachedOnly(): boolean {
+    return this.options.cachedOnly === true;
   }
 
   /** Lock-file packages that provide the top-level modules `code` imports. */
@@ -133,6 +196,7 @@ export class PackageResolver {
   async resolve(
     requirements: Requirement[],
     installed: ReadonlyMap<string, Wheel> = new Map(),
+    target: PackageTarget = "wasm",
   ): Promise<Wheel[]> {
     const wanted = new Map<string, string>();
     for (const r of requirements)
@@ -152,54 +216,87 @@ export class PackageResolver {
         }
         return;
       }
-      const locked = this.lock.packages.get(key);
+      // The lock file describes Pyodide's builds; the machine's python3 has its own world.
+      const locked = target === "wasm" ? this.lock.packages.get(key) : undefined;
       if (locked && versionSatisfies(locked.version, specifier))
         for (const dep of locked.depends) visit(normalizeName(dep), [...stack, key]);
       order.add(key);
     };
     for (const key of wanted.keys()) visit(key, []);
+    const ranks = target === "native" ? await this.nativeRanks() : this.pyodideRanks;
     const wheels: Wheel[] = [];
-    for (const key of order) wheels.push(await this.fetchOne(key, wanted.get(key) ?? ""));
+    for (const key of order)
+      wheels.push(await this.fetchOne(key, wanted.get(key) ?? "", target, ranks));
     return wheels;
   }
 
-  private async fetchOne(key: string, specifier: string): Promise<Wheel> {
-    if (key === "tzdata" && specifier === "") {
+  private async nativeRanks(): Promise<ReadonlyMap<string, number>> {
+    if (!this.options.nativeTags)
+      throw new PolyboxError(
+        "ISOLATION_UNAVAILABLE",
+        "packages for native sandboxes need the native interpreter's wheel tags, and this runtime has no native engines",
+      );
+    return tagRanks(await this.options.nativeTags());
+  }
+
+  /** `ranks`: the wheel tags the target accepts (undefined: any, pure Python first). */
+  private async fetchOne(
+    key: string,
+    specifier: string,
+    target: PackageTarget,
+    ranks: ReadonlyMap<string, number> | undefined,
+  ): Promise<Wheel> {
+    const native = target === "native";
+    if (!native && key === "tzdata" && specifier === "") {
       const system = systemTzdataWheel();
       if (system) return system;
     }
-    const inLock = this.lock.packages.get(key);
+    const inLock = native ? undefined : this.lock.packages.get(key);
     // The lock file has one version of each package; a pin it misses may be met by a source.
     const locked = inLock && versionSatisfies(inLock.version, specifier) ? inLock : undefined;
     const tried: string[] = [];
-    const refused: string[] = [];
     const seen = new Set<string>();
-    for (const source of [
-      ...this.options.sources,
-      ...(locked ? [PYODIDE_CDN(this.lock.version)] : []),
-    ]) {
+    let uncached = false;
+    for (const source of [...this.options.sources, ...(locked ? [this.cdn] : [])]) {
       const isUrl = /^https?:\/\//.test(source);
       tried.push(source);
       if (!isUrl) {
-        const local = this.fromDirectory(source, key, specifier, locked, seen);
+        const local = this.fromDirectory(source, key, specifier, locked, seen, ranks);
         if (local) return local;
         continue;
       }
-      const host = new URL(source).host;
-      if (!this.hostAllowed(source)) {
-        refused.push(host);
+      if (this.cachedOnly) {
+        // Every download refused: what an earlier download (or warmup) left in the cache serves.
+        const cached = locked
+          ? await this.fromCache(locked)
+          : this.fromDirectory(this.indexCache, key, specifier, undefined, seen, ranks);
+        if (cached) return cached;
+        uncached = true;
         continue;
       }
       const wheel = locked
         ? await this.fromLockUrl(source, locked)
-        : await this.fromIndex(source, key, specifier, seen);
+        : await this.fromIndex(source, key, specifier, seen, ranks);
       if (wheel) return wheel;
     }
     const where = tried.join(", ") || "(no sources configured)";
-    const refusedHint = refused.length
-      ? `; network sources were refused because their hosts are not granted (permissions.net): ${refused.join(", ")}`
-      : "";
+    const forTarget = native
+      ? " (for the machine's python3: wheels whose tags it accepts; nothing is built from source)"
+      : ranks
+        ? " (for Pyodide: pure-Python wheels or its own WebAssembly builds)"
+        : "";
     const versions = [...seen].filter((v) => valid(v) !== null).sort(compare);
+    const wanted = describeRequirement({ name: key, specifier });
+    // Under cachedOnly a source that was not asked may have what the cache lacks: say so first.
+    if (uncached) {
+      const found =
+        versions.length > 0 ? `, which holds only ${versions.join(", ")}${forTarget},` : "";
+      throw new PolyboxError(
+        "PACKAGE_NOT_CACHED",
+        `Python package "${wanted}" is not in the package cache (${this.cacheDir})${found} and downloads are off (cachedOnly); fill the cache while online by warming it up with this package from the same sources, or turn cachedOnly off`,
+        { details: { limit: "cachedOnly", package: wanted } },
+      );
+    }
     if (versions.length > 0 || (inLock && !locked)) {
       const found = [
         ...(versions.length > 0 ? [`found ${versions.join(", ")}`] : []),
@@ -207,37 +304,28 @@ export class PackageResolver {
       ];
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
-        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${refusedHint}`,
+        `no version of Python package "${key}" meets ${specifier || "(any version)"}: ${found.join("; ")}; looked in: ${where}${forTarget}`,
       );
     }
-    const hint =
-      refusedHint ||
-      "; add a directory of wheels or an index URL to pythonPackages (an index's host must be granted in permissions.net)";
     throw new PolyboxError(
       "PACKAGE_NOT_FOUND",
-      `Python package "${describeRequirement({ name: key, specifier })}" was not found in: ${where}${hint}`,
-      {
-        details: refused.length
-          ? { limit: "permissions.net", hosts: [...refused] }
-          : { limit: "pythonPackages" },
-      },
+      `Python package "${wanted}" was not found in: ${where}${forTarget}; add a directory of wheels or an index URL to pythonPackages`,
+      { details: { limit: "pythonPackages", package: wanted } },
     );
   }
 
   /**
-   * Whether fetching a package may reach the network: only with hosts granted (permissions.net),
-   * since Pyodide's own packages come from its CDN and any index is a URL. Without a grant every
-   * source is a local directory. MCP's openWorldHint for the tools that install packages.
+   * Whether fetching a package may reach the network: yes unless downloads are off, since
+   * Pyodide's own packages come from its CDN. MCP's openWorldHint for the tools that install
+   * packages.
    */
   mayUseNetwork(): boolean {
-    return this.options.allowNet.length > 0;
+    return !this.cachedOnly;
   }
 
-  private hostAllowed(url: string): boolean {
-    const u = new URL(url);
-    return this.options.allowNet.some(
-      (grant) => grant === u.host || grant === u.hostname || grant === "*",
-    );
+  /** Where wheels downloaded from an index are kept, by file name (a directory source). */
+  private get indexCache(): string {
+    return path.join(this.cacheDir, "wheels");
   }
 
   private fromDirectory(
@@ -246,6 +334,7 @@ export class PackageResolver {
     specifier: string,
     locked: LockPackage | undefined,
     seen: Set<string>,
+    ranks?: ReadonlyMap<string, number>,
   ): Wheel | null {
     if (!existsSync(dir)) return null;
     const files = readdirSync(dir).filter((f) => f.endsWith(".whl"));
@@ -269,16 +358,36 @@ export class PackageResolver {
       seen.add(parsed.version);
       candidates.push({ fileName, ...parsed });
     }
-    const pick = choose(candidates, specifier);
+    const pick = choose(candidates, specifier, ranks);
     if (!pick) return null;
     const data = new Uint8Array(readFileSync(path.join(dir, pick.fileName)));
     return { name: key, version: pick.version, fileName: pick.fileName, data, installDir: "site" };
   }
 
-  private async fromLockUrl(base: string, locked: LockPackage): Promise<Wheel> {
+  /** A lock-file package from the cache, or null if it is not there (intact). */
+  private async fromCache(locked: LockPackage): Promise<Wheel | null> {
+    const file = path.join(this.cacheDir, locked.sha256);
+    if (!existsSync(file)) return null;
+    const data = new Uint8Array(await readFile(file));
+    if (sha256(data) !== locked.sha256) return null;
+    return {
+      name: normalizeName(locked.name),
+      version: locked.version,
+      fileName: locked.file_name,
+      data,
+      installDir: installDirOf(locked),
+    };
+  }
+
+  private async fromLockUrl(base: string, locked: LockPackage): Promise<Wheel | null> {
+    const cached = await this.fromCache(locked);
+    if (cached) return cached;
     const url = new URL(locked.file_name, base.endsWith("/") ? base : `${base}/`).href;
-    const data = await this.download(url, locked.sha256);
+    // An index named before the CDN may not carry Pyodide's file: the next source may.
+    const data = await this.download(url, locked.name, true);
+    if (!data) return null;
     this.checkHash(locked.name, locked.file_name, data, locked.sha256, url);
+    await this.store(path.join(this.cacheDir, locked.sha256), data);
     return {
       name: normalizeName(locked.name),
       version: locked.version,
@@ -294,14 +403,17 @@ export class PackageResolver {
     key: string,
     specifier: string,
     seen: Set<string>,
+    ranks?: ReadonlyMap<string, number>,
   ): Promise<Wheel | null> {
     const page = new URL(`${key}/`, index.endsWith("/") ? index : `${index}/`).href;
-    const response = await fetch(page).catch((e: unknown) => {
-      throw new PolyboxError(
-        "PACKAGE_NOT_FOUND",
-        `could not reach ${page} for Python package "${key}": ${String(e)}`,
-      );
-    });
+    const response = await fetch(page, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) }).catch(
+      (e: unknown) => {
+        throw new PolyboxError(
+          "PACKAGE_NOT_FOUND",
+          `could not reach ${page} for Python package "${key}": ${String(e)}`,
+        );
+      },
+    );
     if (response.status === 404) return null;
     if (!response.ok)
       throw new PolyboxError(
@@ -316,49 +428,62 @@ export class PackageResolver {
       } catch {
         continue;
       }
+      // The name becomes a file in the cache: one plain segment, nothing else.
+      if (!isPlainFileName(fileName)) continue;
       const parsed = parseWheelName(fileName);
       if (parsed?.name !== key) continue;
       seen.add(parsed.version);
       candidates.push({ fileName, url, ...parsed });
     }
-    const pick = choose(candidates, specifier);
+    const pick = choose(candidates, specifier, ranks);
     if (!pick) return null;
     const expected = /sha256=([0-9a-f]{64})/.exec(pick.url.hash)?.[1];
     const url = new URL(pick.url.href);
     url.hash = "";
-    if (!this.hostAllowed(url.href)) {
-      throw new PolyboxError(
-        "PERMISSION_DENIED",
-        `the index links ${pick.fileName} on ${url.host}, which is not granted (permissions.net)`,
-        { details: { limit: "permissions.net", hosts: [url.host] } },
-      );
+    // A cached copy whose sha256 is the one the index gives saves the download.
+    const cachedFile = path.join(this.indexCache, pick.fileName);
+    if (expected && existsSync(cachedFile)) {
+      const data = new Uint8Array(await readFile(cachedFile));
+      if (sha256(data) === expected)
+        return {
+          name: key,
+          version: pick.version,
+          fileName: pick.fileName,
+          data,
+          installDir: "site",
+        };
     }
-    const data = await this.download(url.href, expected);
+    const data = (await this.download(url.href, key))!;
     if (expected) this.checkHash(key, pick.fileName, data, expected, url.href);
+    await this.store(cachedFile, data);
     return { name: key, version: pick.version, fileName: pick.fileName, data, installDir: "site" };
   }
 
-  private async download(url: string, expectedSha?: string): Promise<Uint8Array> {
-    const cached = expectedSha ? path.join(this.options.cacheDir, "packages", expectedSha) : null;
-    if (cached && existsSync(cached)) {
-      const data = new Uint8Array(await readFile(cached));
-      if (sha256(data) === expectedSha) return data;
-    }
-    const response = await fetch(url).catch((e: unknown) => {
-      throw new PolyboxError("PACKAGE_NOT_FOUND", `could not download ${url}: ${String(e)}`);
-    });
+  /** The bytes at `url`; null for a 404 when `missingOk` (any other failure throws). */
+  private async download(url: string, name: string, missingOk = false): Promise<Uint8Array | null> {
+    const response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) }).catch(
+      (e: unknown) => {
+        throw new PolyboxError(
+          "PACKAGE_NOT_FOUND",
+          `could not download Python package "${name}" from ${url}: ${String(e)}`,
+        );
+      },
+    );
+    if (response.status === 404 && missingOk) return null;
     if (!response.ok)
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
-        `could not download ${url}: HTTP ${response.status}`,
+        `could not download Python package "${name}" from ${url}: HTTP ${response.status}`,
       );
-    const data = new Uint8Array(await response.arrayBuffer());
-    if (cached && sha256(data) === expectedSha) {
-      await mkdir(path.dirname(cached), { recursive: true });
-      await writeFile(`${cached}.tmp`, data);
-      await rename(`${cached}.tmp`, cached);
-    }
-    return data;
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** Writes a checked download to the cache: whole or not at all (a temp file, then a rename). */
+  private async store(file: string, data: Uint8Array): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    await writeFile(temp, data);
+    await rename(temp, file);
   }
 
   private checkHash(
@@ -373,6 +498,7 @@ export class PackageResolver {
       throw new PolyboxError(
         "PACKAGE_HASH_MISMATCH",
         `refusing Python package "${name}": ${file} from ${where} has sha256 ${actual}, expected ${expected}`,
+        { details: { package: normalizeName(name) } },
       );
     }
   }

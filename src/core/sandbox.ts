@@ -563,7 +563,7 @@ export class Sandbox {
   async installPackages(packages: string | string[]): Promise<string[]> {
     const requirements = packageRequirements(packages);
     return this.exclusive(async () => {
-      const wheels = await this.runtime.packages.resolve(requirements, this.wheels);
+      const wheels = await this.runtime.packages.resolve(requirements, this.wheels, this.engine);
       if (wheels.length > 0) {
         const request = this.buildRequest("", {});
         const r = await this.execute("python", request, {}, this.sessionKey("python"), wheels);
@@ -582,10 +582,15 @@ export class Sandbox {
   private async wheelsFor(code: string, notes: string[]): Promise<Wheel[]> {
     const required = inlineDependencies(code);
     const requiredNames = new Set(required.map((r) => r.name));
-    const wished = this.runtime.packages
-      .packagesForImports(code)
-      .filter((n) => !this.wheels.has(n) && !requiredNames.has(n));
-    const wheels = await this.runtime.packages.resolve(required, this.wheels);
+    // Imports are matched against Pyodide's lock file, which says nothing of what the machine's
+    // python3 has (Debian's numpy, say): a native sandbox installs only what it is asked for.
+    const wished =
+      this.engine === "native"
+        ? []
+        : this.runtime.packages
+            .packagesForImports(code)
+            .filter((n) => !this.wheels.has(n) && !requiredNames.has(n));
+    const wheels = await this.runtime.packages.resolve(required, this.wheels, this.engine);
     for (const name of wished) {
       const installed = new Map([...this.wheels, ...wheels.map((w) => [w.name, w] as const)]);
       try {

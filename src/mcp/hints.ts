@@ -21,6 +21,8 @@ const FLAGS: Record<string, string> = {
   "permissions.read": "--allow-read",
   "permissions.net": "--allow-net",
   pythonPackages: "--python-packages",
+  cachedOnly: "--cached-only",
+  pyodideCdn: "--pyodide-cdn",
   "nativeInterpreters.python": "--native-python",
   "nativeInterpreters.bash": "--native-bash",
   "nativeInterpreters.node": "--native-node",
@@ -45,8 +47,16 @@ export function flagFor(error: PolyboxError): string | undefined {
   return literal || limit === "rateLimit" ? `${flag}=${value}` : flag;
 }
 
+/** How an operator fills the package cache for the package a PACKAGE_NOT_CACHED error names. */
+function warmupAdvice(error: PolyboxError): string {
+  const pkg = error.details.package ?? "NAME";
+  return `fill the cache while online with polybox warmup --python-packages=${pkg} (plus the same package sources), or run without --cached-only`;
+}
+
 /** What an MCP client can do about `error`, in tools and server flags; undefined if nothing. */
 export function toolHint(error: PolyboxError): string | undefined {
+  if (error.code === "PACKAGE_NOT_CACHED")
+    return `the server refuses package downloads (--cached-only); its operator can ${warmupAdvice(error)}`;
   const flag = flagFor(error);
   const operator = flag ? `the server's operator sets this with ${flag}` : undefined;
   const advice = ((): string | undefined => {
@@ -82,6 +92,7 @@ export function toolHint(error: PolyboxError): string | undefined {
 
 /** What a command-line user can do about `error`: the flag to pass. */
 export function flagHint(error: PolyboxError): string | undefined {
+  if (error.code === "PACKAGE_NOT_CACHED") return warmupAdvice(error);
   const flag = flagFor(error);
   return flag ? `set with ${flag}` : undefined;
 }

@@ -239,6 +239,11 @@ export class NativeHost {
     };
   }
 
+  /** The python3 native sandboxes run (links resolved): whose wheel tags packages must fit. */
+  get pythonPath(): string {
+    return this.interpreters.python;
+  }
+
   /** The RunHost a sandbox uses: its own jail, replaced (and the generation bumped) if it dies. */
   forSandbox(key: string, quotaBytes: number): RunHost {
     let generation = 0;

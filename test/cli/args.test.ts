@@ -32,6 +32,25 @@ describe("parseArgs", () => {
     expect(parseArgs(["mcp", "--allow-net"]).flags.allowNet).toEqual(["*"]);
   });
 
+  it("reads the package flags: --cached-only, --pyodide-cdn (or POLYBOX_PYODIDE_CDN), warmup's", () => {
+    const { flags } = parseArgs(["mcp", "--cached-only", "--pyodide-cdn=http://127.0.0.1:9/full/"]);
+    expect(runtimeOptions(flags)).toMatchObject({
+      cachedOnly: true,
+      pyodideCdn: "http://127.0.0.1:9/full/",
+    });
+    expect(runtimeOptions(parseArgs(["mcp"]).flags)).not.toHaveProperty("cachedOnly");
+    const fromEnv = parseArgs(["run", "-l", "python", "-e", "1"], {
+      POLYBOX_PYODIDE_CDN: "http://mirror.example/pyodide/",
+    });
+    expect(fromEnv.flags.pyodideCdn).toBe("http://mirror.example/pyodide/");
+    const warmup = parseArgs(["warmup", "--python-packages=numpy,./wheels", "--isolation=native"]);
+    expect(warmup).toMatchObject({
+      command: "warmup",
+      flags: { pythonPackages: ["numpy", "./wheels"], isolation: "native" },
+    });
+    expect(() => parseArgs(["warmup", "--cached-only"])).toThrow(UsageError);
+  });
+
   it("parses limits with units, with = or a separate value", () => {
     const { flags } = parseArgs([
       "mcp",

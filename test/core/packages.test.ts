@@ -1,6 +1,6 @@
-// Python packages: installed from a local directory of wheels or a loopback index granted with
-// --allow-net, checked by hash, refused from hosts not granted (before any request), kept per
-// sandbox, and re-installed when an interpreter is replaced.
+// Python packages: installed from a local directory of wheels or a loopback index named as a
+// source (naming it allows it: no network grant), checked by hash, kept per sandbox, and
+// re-installed when an interpreter is replaced; with cachedOnly an index is never contacted.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -53,13 +53,13 @@ const server = http.createServer((req, res) => {
   }
 });
 let index = "";
-let grant = "";
+let host = "";
 
 let local: Runtime;
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  grant = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  index = `http://${grant}/simple/`;
+  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  index = `http://${host}/simple/`;
   local = await testRuntime({
     pythonPackages: [dir],
     cacheDir: mkdtempSync(path.join(os.tmpdir(), "polybox-cache-")),
@@ -240,7 +240,6 @@ describe("python packages over the network", () => {
   it("chooses among an index's versions by PEP 440 and honours pins", async () => {
     const rt = await testRuntime({
       pythonPackages: [index],
-      permissions: { net: [grant] },
       cacheDir: mkdtempSync(path.join(os.tmpdir(), "polybox-cache-")),
       pool: { python: 1, javascript: 0, bash: 0 },
     });
@@ -261,12 +260,11 @@ describe("python packages over the network", () => {
     }
   });
 
-  it("downloads from an index on a granted host, checking the link's sha256", async () => {
+  it("downloads from an index it names, with no network grant, checking the link's sha256", async () => {
     requests = 0;
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));
     const rt = await testRuntime({
       pythonPackages: [index],
-      permissions: { net: [grant] },
       cacheDir,
       pool: { python: 1, javascript: 0, bash: 0 },
     });
@@ -292,22 +290,37 @@ describe("python packages over the network", () => {
     }
   });
 
-  it("refuses a host that was not granted without sending it any request", async () => {
-    requests = 0;
-    const rt = await testRuntime({
+  it("cachedOnly: an index is never contacted; its wheels come from the cache a download filled", async () => {
+    const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));
+    const options = {
       pythonPackages: [index],
-      pool: { python: 0, javascript: 0, bash: 0 },
-    });
+      cacheDir,
+      pool: { python: 1, javascript: 0, bash: 0 },
+    };
+    const offline = await testRuntime({ ...options, cachedOnly: true });
     try {
-      await using sb = await Sandbox.create({ runtime: rt });
-      const error = await sb.installPackages("polybox-demo").catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: "PACKAGE_NOT_FOUND" });
-      // The library names its option and the host; the CLI and MCP turn that into --allow-net.
-      expect(error).toMatchObject({ details: { limit: "permissions.net", hosts: [grant] } });
-      expect((error as Error).message).toContain(grant);
+      requests = 0;
+      await using before = await Sandbox.create({ runtime: offline });
+      const error = await before.installPackages("polybox-demo").catch((e: unknown) => e);
+      // The library names its option and the package; the CLI and MCP turn that into advice.
+      expect(error).toMatchObject({
+        code: "PACKAGE_NOT_CACHED",
+        details: { limit: "cachedOnly", package: "polybox-demo" },
+      });
+      expect(requests).toBe(0);
+      const online = await testRuntime({ ...options, pool: { python: 0, javascript: 0, bash: 0 } });
+      await using filler = await Sandbox.create({ runtime: online });
+      await filler.installPackages("polybox-demo").finally(() => online.close());
+      requests = 0;
+      await using after = await Sandbox.create({ runtime: offline });
+      await after.installPackages("polybox-demo");
+      expect(
+        (await after.run("python", "import polybox_demo; polybox_demo.greet('c')")).value,
+      ).toBe("'hello c'");
       expect(requests).toBe(0);
     } finally {
-      await rt.close();
+      await offline.close();
+      rmSync(cacheDir, { recursive: true, force: true });
     }
   });
 });

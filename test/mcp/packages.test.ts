@@ -1,6 +1,7 @@
 // End to end over stdio: install_package from a local wheel directory granted with
 // --python-packages, then the package imported in that sandbox; and the errors for a missing
-// package, a pin no source meets and a requirement that does not parse.
+// package, one not cached under --cached-only, a pin no source meets and a requirement that does
+// not parse.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -54,6 +55,25 @@ describe("install_package", () => {
     });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/^PACKAGE_NOT_FOUND: .*no-such-dist-abc.*polybox-wheels-/);
+  });
+
+  it("with --cached-only, names the package and how the operator fills the cache", async () => {
+    const offline = await stdioServer(["--cached-only", "--pool=python=0"]);
+    try {
+      const sandbox_id = (await call(offline.client, "create_sandbox", {})).structuredContent
+        ?.sandbox_id;
+      const r = await call(offline.client, "install_package", {
+        sandbox_id,
+        package_name: "micropip",
+      });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toMatch(
+        /^PACKAGE_NOT_CACHED: Python package "micropip" is not in the package cache/,
+      );
+      expect(text(r)).toContain("polybox warmup --python-packages=micropip");
+    } finally {
+      expect(await offline.close()).toEqual({ code: 0, signal: null });
+    }
   });
 
   it("refuses a pin no source meets and a requirement that does not parse", async () => {

@@ -36,17 +36,15 @@ const ORDER = [
 
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
+// `offline` refuses package downloads (--cached-only); `networked` is the default, where the
+// server downloads Python packages. Nothing here installs a package.
 let plain: McpHandle;
 let networked: McpHandle;
 let tools: Tool[];
 let networkedTools: Tool[];
 
 beforeAll(async () => {
-  // A granted host is never contacted here: nothing installs a package.
-  [plain, networked] = await Promise.all([
-    stdioServer(),
-    stdioServer(["--allow-net=packages.example"]),
-  ]);
+  [plain, networked] = await Promise.all([stdioServer(["--cached-only"]), stdioServer()]);
   tools = (await plain.client.listTools()).tools;
   networkedTools = (await networked.client.listTools()).tools;
 });
@@ -119,7 +117,7 @@ describe("tools/list", () => {
     expect(idempotent("cancel_job")).toBe(true);
   });
 
-  it("is open world only where packages may come over the network: with --allow-net", () => {
+  it("is open world only where packages may come over the network: unless --cached-only", () => {
     expect(tools.filter((t) => t.annotations?.openWorldHint)).toEqual([]);
     const open = networkedTools.filter((t) => t.annotations?.openWorldHint).map((t) => t.name);
     // A Python run installs what its imports name, as install_package does.
@@ -144,8 +142,8 @@ describe("README's tool table", () => {
 
   it("shows each tool's hints as the server sets them", () => {
     for (const { names, hints } of rows) {
-      // "open world with `--allow-net` (`execute_python`)": only the tools named, if any are.
-      const openWith = /open world with `--allow-net`(?: \(([^)]*)\))?/.exec(hints);
+      // "open world unless `--cached-only` (`execute_python`)": only the tools named, if any are.
+      const openWith = /open world unless `--cached-only`(?: \(([^)]*)\))?/.exec(hints);
       const openNames = openWith?.[1]
         ? [...openWith[1].matchAll(/`(\w+)`/g)].map((m) => m[1])
         : names;

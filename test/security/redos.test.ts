@@ -67,7 +67,6 @@ const CODE: [string, string][] = [
 describe("T21 main-thread freeze: scanners of guest text are linear", () => {
   const resolver = new PackageResolver({
     sources: [],
-    allowNet: [],
     cacheDir: os.tmpdir(),
     pyodideDir: path.dirname(createRequire(import.meta.url).resolve("pyodide/package.json")),
   });

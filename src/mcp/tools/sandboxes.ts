@@ -216,8 +216,7 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
     tool({
       name: "install_package",
       title: "Install Python packages",
-      description:
-        'Install Python packages into a sandbox\'s Python interpreter (Pyodide packages and pure-Python wheels, from the package sources the server operator configured). Give package_name or packages, each a requirement that may pin versions (PEP 508/440, e.g. "attrs>=23,<25"): the highest version that satisfies is installed, and a pin no source meets is an error. Installed packages persist in that sandbox only, one version each.',
+      description: `Install Python packages into a sandbox's Python interpreter (Pyodide's own packages, fetched from its distribution, and wheels from the package sources the server operator configured; in a native sandbox, wheels built for the machine's python3, never built from source). Give package_name or packages, each a requirement that may pin versions (PEP 508/440, e.g. "attrs>=23,<25"): the highest version that satisfies is installed, and a pin no source meets is an error. Installed packages persist in that sandbox only, one version each.`,
       input: {
         sandbox_id: a.sandboxId,
         package_name: z
