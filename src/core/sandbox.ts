@@ -57,6 +57,11 @@ export interface SandboxOptions {
   /** Limits for this sandbox, within the runtime's ceilings. */
   limits?: Partial<Limits>;
   /**
+   * Hosts this sandbox's guests may reach, narrower than the runtime's `permissions.net` (each
+   * entry must lie within it). Default: the runtime's grant. Not kept with a named sandbox.
+   */
+  net?: string[];
+  /**
    * Whose named sandboxes and snapshots these are, in the runtime's data directory (default
    * "local"): another scope's names and snapshot ids are unknown to this one.
    */
@@ -107,6 +112,15 @@ const RUN_OPTION_KEYS = new Set([
   "signal",
   "onOutput",
 ]);
+
+/** A sandbox's own network grant, checked against the runtime's. */
+function checkNet(runtime: SandboxRuntime, net: unknown): readonly string[] | null {
+  if (net === undefined) return null;
+  if (!Array.isArray(net) || net.length > 256 || net.some((h) => typeof h !== "string"))
+    throw new PolyboxError("INVALID_ARGUMENT", "net must be an array of at most 256 host strings");
+  runtime.checkNetGrant(net);
+  return [...net];
+}
 
 export function checkLanguage(language: unknown): Language {
   if (typeof language === "string" && (LANGUAGES as readonly string[]).includes(language))
@@ -189,6 +203,8 @@ export class Sandbox {
   private readonly home: string | null;
   private fresh: Fresh = null;
   private snapshotted = false;
+  /** The sandbox's own network grant (within the runtime's), or null for the runtime's. */
+  private netGrant: readonly string[] | null = null;
 
   private constructor(
     private readonly runtime: SandboxRuntime,
@@ -220,10 +236,18 @@ export class Sandbox {
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
-    return new Sandbox(runtime, limits, options.engine, {
+    const net = checkNet(runtime, options.net);
+    const sandbox = new Sandbox(runtime, limits, options.engine, {
       name: null,
       scope: options.scope ?? LOCAL_SCOPE,
     });
+    sandbox.netGrant = net;
+    return sandbox;
+  }
+
+  /** The hosts this sandbox's guests may reach, when narrower than the runtime's grant. */
+  get net(): readonly string[] | null {
+    return this.netGrant;
   }
 
   /**
@@ -243,6 +267,7 @@ export class Sandbox {
   ): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const scope = options.scope ?? LOCAL_SCOPE;
+    const net = checkNet(runtime, options.net);
     const state = runtime.state;
     await state.init();
     const home = state.sandboxDir(scope, name);
@@ -270,6 +295,7 @@ export class Sandbox {
       );
       const place = { name, scope, home, ...(meta ? { id: meta.id } : {}) };
       sandbox = new Sandbox(runtime, limits, meta?.engine ?? options.engine, place);
+      sandbox.netGrant = net;
       if (!meta) {
         const record: SandboxMeta = {
           version: 1,
@@ -313,6 +339,9 @@ export class Sandbox {
       scope,
       ...(options.limits || live ? { limits: options.limits ?? { ...live!.limits } } : {}),
       ...(options.engine || live ? { engine: options.engine ?? live!.engine } : {}),
+      ...(options.net || live?.netGrant
+        ? { net: [...(options.net ?? live!.netGrant ?? [])] }
+        : {}),
     };
     const target = name
       ? await Sandbox.openNamed(name, settings, true)
@@ -670,6 +699,7 @@ export class Sandbox {
     // moment for the files of a run that used all its time).
     const deadline = Date.now() + base.limits.timeoutMs + STORE_GRACE_MS;
     let result: EngineResult;
+    const net = this.runtime.netSession(this.netGrant, Date.now() + base.limits.timeoutMs);
     try {
       result = await host.run(
         session,
@@ -677,9 +707,11 @@ export class Sandbox {
         request,
         (stream, text) => options.onOutput?.(stream, text),
         options.signal,
+        net,
       );
     } finally {
       this.runs--;
+      net.close();
     }
     this.noticeHostRestart();
     stateLost ||= result.stateLost === true;
@@ -713,6 +745,7 @@ export class Sandbox {
       images: rich.images,
       displays: rich.displays,
       ...(rich.notes.length > 0 ? { notes: rich.notes } : {}),
+      ...(net.record.length > 0 ? { network: net.record.map((entry) => ({ ...entry })) } : {}),
     };
   }
 

@@ -14,6 +14,8 @@ import type {
   HostEvent,
   HostStats,
 } from "./schemas.js";
+import type { MessagePort } from "node:worker_threads";
+import type { NetReply, NetRequest } from "./net.js";
 
 export type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent, HostStats };
 
@@ -69,6 +71,8 @@ export type HostRequest =
       request: RunRequest;
     }
   | { type: "cancel"; id: number }
+  /** The answer to the guest's network request `req` of run `id`. */
+  | { type: "net-reply"; id: number; req: number; reply: NetReply }
   | { type: "dispose"; session: string }
   | { type: "ping"; id: number }
   | { type: "stats"; id: number };
@@ -93,6 +97,11 @@ export interface WorkerInit {
   language: EngineLanguage;
   memoryMb: number;
   assets: EngineAssets;
+  /**
+   * The synchronous network bridge: the worker posts a `net` message and blocks on `signal`
+   * (Atomics.wait) until the engine host has put the reply on `port` and set `signal[0]`.
+   */
+  net: { signal: SharedArrayBuffer; port: MessagePort };
 }
 
 export type ToWorker = { type: "run"; id: number; request: RunRequest } | { type: "interrupt" };
@@ -101,4 +110,11 @@ export type FromWorker =
   | { type: "ready" }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "net"; id: number; req: number; request: NetRequest }
   | { type: "result"; id: number; result: EngineResult };
+
+/** What the engine host puts on a worker's net port for request `req`. */
+export interface NetDelivery {
+  req: number;
+  reply: NetReply;
+}

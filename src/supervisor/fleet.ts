@@ -7,7 +7,7 @@
 
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { OutputFn, RunHost } from "../core/run-host.js";
+import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
 import type { EngineLanguage, EngineResult, HostStats, RunRequest } from "../protocol/messages.js";
 import { WasmHost } from "./wasm-host.js";
 
@@ -211,9 +211,10 @@ export class TenantHost implements RunHost {
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
+    net?: GuestNet,
   ): Promise<EngineResult> {
     const host = await this.claim(language);
-    return host.run(session, language, request, output, signal);
+    return host.run(session, language, request, output, signal, net);
   }
 
   dispose(session: string): void {
