@@ -9,6 +9,13 @@ import { type MessagePort, receiveMessageOnPort } from "node:worker_threads";
 import type { FromWorker, NetDelivery } from "../../../protocol/messages.js";
 import type { NetReply, NetRequest } from "../../../protocol/net.js";
 
+/**
+ * Taken when this module loads: just-bash's defense-in-depth replaces the realm's Atomics with
+ * throwers while a script runs, and curl's requests come through here during a script.
+ */
+const atomicStore = Atomics.store.bind(Atomics);
+const atomicWait = Atomics.wait.bind(Atomics);
+
 /** Sends one request for the run in progress and waits for its answer. */
 export type NetCall = (request: NetRequest) => NetReply;
 
@@ -24,15 +31,15 @@ export function createNetBridge(
   let nextReq = 1;
   return (runId, deadline) => (request) => {
     const req = nextReq++;
-    Atomics.store(signal, 0, 0);
+    atomicStore(signal, 0, 0);
     // A late answer to an earlier request (one that timed out here) is dropped first.
     while (receiveMessageOnPort(port) !== undefined);
     post({ type: "net", id: runId, req, request });
     for (;;) {
       const wait = deadline + WAIT_GRACE_MS - Date.now();
-      if (wait <= 0 || Atomics.wait(signal, 0, 0, wait) === "timed-out")
+      if (wait <= 0 || atomicWait(signal, 0, 0, wait) === "timed-out")
         return { ok: false, kind: "limit", message: "no answer to the network request before the run's deadline" };
-      Atomics.store(signal, 0, 0);
+      atomicStore(signal, 0, 0);
       for (;;) {
         const received = receiveMessageOnPort(port) as { message: NetDelivery } | undefined;
         if (!received) break;
@@ -54,7 +61,7 @@ export function bodyBytes(body: unknown): Uint8Array | undefined {
 
 /** The message a failed request raises in the guest. */
 export function netFailure(reply: Extract<NetReply, { ok: false }>): string {
-  return reply.kind === "denied" ? `network access denied: ${reply.message}` : reply.message;
+  return reply.message;
 }
 
 /**
