@@ -34,11 +34,11 @@ import { sweepStaleTempDirs } from "./core/tmp.js";
 import type { Permissions } from "./core/types.js";
 import { PYODIDE_DIR } from "./supervisor/assets.js";
 import { HostFleet } from "./supervisor/fleet.js";
-import { NetBroker } from "./supervisor/net/broker.js";
-import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "./supervisor/jail/macos.js";
 import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
+import { NetBroker } from "./supervisor/net/broker.js";
+import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
 
 export class Runtime implements SandboxRuntime {
@@ -87,11 +87,17 @@ export class Runtime implements SandboxRuntime {
     this.netLimits = { ...DEFAULT_NET_LIMITS, ...options.net?.limits };
     for (const [name, value] of Object.entries(this.netLimits))
       if (!(Number.isFinite(value) && value >= 0))
-        throw new PolyboxError("INVALID_ARGUMENT", `net.limits.${name} must be a number of at least 0`);
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `net.limits.${name} must be a number of at least 0`,
+        );
     for (const h of options.net?.headers ?? []) {
       parseGrant(h.host);
       if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name) || /[\r\n\0]/.test(h.value))
-        throw new PolyboxError("INVALID_ARGUMENT", `net.headers: "${h.name}" is not a valid header`);
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `net.headers: "${h.name}" is not a valid header`,
+        );
     }
     this.netBroker = new NetBroker({
       limits: this.netLimits,

@@ -339,9 +339,7 @@ export class Sandbox {
       scope,
       ...(options.limits || live ? { limits: options.limits ?? { ...live!.limits } } : {}),
       ...(options.engine || live ? { engine: options.engine ?? live!.engine } : {}),
-      ...(options.net || live?.netGrant
-        ? { net: [...(options.net ?? live!.netGrant ?? [])] }
-        : {}),
+      ...(options.net || live?.netGrant ? { net: [...(options.net ?? live!.netGrant ?? [])] } : {}),
     };
     const target = name
       ? await Sandbox.openNamed(name, settings, true)

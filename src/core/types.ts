@@ -1,13 +1,12 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
-import { type EngineStatus, RUN_STATUSES } from "../protocol/schemas.js";
 import type { NetRecordEntry } from "../protocol/net.js";
+import { type EngineStatus, RUN_STATUSES } from "../protocol/schemas.js";
 import type { Limits } from "./limits.js";
 
-export type { NetRecordEntry };
-
 export { LANGUAGES, type Language } from "../protocol/languages.js";
+export type { NetRecordEntry };
 
 /**
  * How a run ended. `ok` and `error` are the guest's doing (exit code 0 or not); the rest name the

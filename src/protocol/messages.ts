@@ -4,7 +4,9 @@
 // What the untrusted side sends back is defined as zod schemas in schemas.ts (their types are
 // re-exported here); the trusted side validates every message it receives with them.
 
+import type { MessagePort } from "node:worker_threads";
 import { type Language, WASM_ONLY_LANGUAGES, type WasmOnlyLanguage } from "./languages.js";
+import type { NetReply, NetRequest } from "./net.js";
 import type {
   Display,
   EngineResult,
@@ -14,8 +16,6 @@ import type {
   HostEvent,
   HostStats,
 } from "./schemas.js";
-import type { MessagePort } from "node:worker_threads";
-import type { NetReply, NetRequest } from "./net.js";
 
 export type { Display, EngineResult, EngineStatus, FileBlob, FileSync, HostEvent, HostStats };
 

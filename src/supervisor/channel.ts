@@ -250,10 +250,17 @@ export class GuestChannel {
   private onNet(id: number, req: number, request: unknown): void {
     const reply = this.options.replyNet;
     const run = this.runOf(id);
-    if (!reply) return this.malformed();
+    if (!reply) {
+      this.malformed();
+      return;
+    }
     if (!run?.net) {
       this.malformed();
-      reply(id, req, { ok: false, kind: "failed", message: "no run is in flight for this request" });
+      reply(id, req, {
+        ok: false,
+        kind: "failed",
+        message: "no run is in flight for this request",
+      });
       return;
     }
     if (run.netInFlight >= MAX_NET_IN_FLIGHT) {

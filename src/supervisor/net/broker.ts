@@ -14,13 +14,12 @@ import tls from "node:tls";
 import type { NetHeader } from "../../core/config.js";
 import type { NetLimits } from "../../core/limits.js";
 import {
-  type NetReply,
   type NetRecordEntry,
+  type NetReply,
   type NetRequest,
   NetRequestSchema,
 } from "../../protocol/net.js";
 import { hostPort, type NetPolicy, normalizeAddress } from "./policy.js";
-
 
 export interface BrokerOptions {
   headers?: readonly NetHeader[];
@@ -171,7 +170,10 @@ export class NetSession {
           const next = parseUrl(location, url);
           if (next.origin !== url.origin)
             headers = headers.filter(([k]) => !CREDENTIAL_HEADERS.has(k.toLowerCase()));
-          if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === "POST")) {
+          if (
+            answer.status === 303 ||
+            ((answer.status === 301 || answer.status === 302) && method === "POST")
+          ) {
             if (method !== "HEAD") method = "GET";
             body = undefined;
             headers = headers.filter(([k]) => !/^content-/i.test(k));
@@ -213,7 +215,12 @@ export class NetSession {
     signal: AbortSignal,
     entry: NetRecordEntry,
     budget: number,
-  ): Promise<{ status: number; statusText: string; headers: [string, string][]; body: Uint8Array }> {
+  ): Promise<{
+    status: number;
+    statusText: string;
+    headers: [string, string][];
+    body: Uint8Array;
+  }> {
     const host = normalizeAddress(url.hostname.replace(/^\[|\]$/g, ""));
     const port = portOf(url);
     const verdict = this.policy.checkHost(host, port);
@@ -260,9 +267,12 @@ export class NetSession {
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
+          let over = false;
           res.on("data", (chunk: Buffer) => {
+            if (over) return;
             size += chunk.length;
             if (size > room) {
+              over = true;
               const which =
                 room < limits.maxResponseBytes
                   ? `network bytes in limit reached: at most ${limits.maxBytesIn} bytes per run (maxBytesIn)`
@@ -272,11 +282,13 @@ export class NetSession {
               reject(new Stop("limit", which));
               return;
             }
+            // Counted as it arrives: what was received is used, whether or not it is delivered.
+            this.bytesIn += chunk.length;
+            entry.bytesIn += chunk.length;
             chunks.push(chunk);
           });
           res.on("end", () => {
-            this.bytesIn += size;
-            entry.bytesIn += size;
+            if (over) return;
             const out: [string, string][] = [];
             let headerBytes = 0;
             const raw = res.rawHeaders;
@@ -317,7 +329,10 @@ export class NetSession {
         const found = await dnsLookup(host, { all: true, verbatim: true });
         addresses = found.map((a) => a.address);
       } catch (error) {
-        throw new Stop("failed", `cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+        throw new Stop(
+          "failed",
+          `cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        );
       }
       if (signal.aborted) throw new Error("aborted");
     }

@@ -98,7 +98,9 @@ export function parseGrants(entries: readonly string[]): Grant[] {
 }
 
 function matches(grant: Grant, host: string, port: number): boolean {
-  return (grant.host === "*" || grant.host === host) && (grant.port === null || grant.port === port);
+  return (
+    (grant.host === "*" || grant.host === host) && (grant.port === null || grant.port === port)
+  );
 }
 
 /** `host:port` as a grant would name it (IPv6 in brackets). */

@@ -85,7 +85,10 @@ function bridgedFetch(run: RunContext): SecureFetch {
   return async (url, options = {}) => {
     const headers: [string, string][] = [];
     const given = options.headers;
-    if (given instanceof Headers) given.forEach((value, name) => headers.push([name, value]));
+    if (given instanceof Headers)
+      given.forEach((value, name) => {
+        headers.push([name, value]);
+      });
     else for (const [name, value] of Object.entries(given ?? {})) headers.push([name, value]);
     const body = options.body === undefined ? undefined : new TextEncoder().encode(options.body);
     const reply = run.net({

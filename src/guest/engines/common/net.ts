@@ -38,7 +38,11 @@ export function createNetBridge(
     for (;;) {
       const wait = deadline + WAIT_GRACE_MS - Date.now();
       if (wait <= 0 || atomicWait(signal, 0, 0, wait) === "timed-out")
-        return { ok: false, kind: "limit", message: "no answer to the network request before the run's deadline" };
+        return {
+          ok: false,
+          kind: "limit",
+          message: "no answer to the network request before the run's deadline",
+        };
       atomicStore(signal, 0, 0);
       for (;;) {
         const received = receiveMessageOnPort(port) as { message: NetDelivery } | undefined;
@@ -73,7 +77,10 @@ export function netFailure(reply: Extract<NetReply, { ok: false }>): string {
 export function realmFetch(call: () => NetCall | null): typeof fetch {
   const NodeRequest = Request;
   const NodeResponse = Response;
-  return async function fetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  return async function fetch(
+    input: string | URL | Request,
+    init?: RequestInit,
+  ): Promise<Response> {
     const net = call();
     if (!net) throw new TypeError("fetch failed: no run is in progress");
     const request = new NodeRequest(input, init);
@@ -82,7 +89,9 @@ export function realmFetch(call: () => NetCall | null): typeof fetch {
         ? undefined
         : new Uint8Array(await request.arrayBuffer());
     const headers: [string, string][] = [];
-    request.headers.forEach((value, name) => headers.push([name, value]));
+    request.headers.forEach((value, name) => {
+      headers.push([name, value]);
+    });
     const reply = net({
       method: request.method.toUpperCase(),
       url: request.url,

@@ -18,8 +18,8 @@ import {
 import type { Display, RunRequest, WorkerInit } from "../../../protocol/messages.js";
 import type { NetReply, NetRequest } from "../../../protocol/net.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
-import { netFailure } from "../common/net.js";
 import { WorkspaceMirror } from "../common/mirror.js";
+import { netFailure } from "../common/net.js";
 import { FsError, MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";

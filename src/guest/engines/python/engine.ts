@@ -163,20 +163,23 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     ) => { meta: string; body?: Uint8Array },
     fetch: typeof globalThis.fetch,
   ) => void;
-  installNet((method, url, headers, body, redirect) => {
-    const reply: NetReply = netCall
-      ? netCall({
-          method: String(method),
-          url: String(url),
-          headers: JSON.parse(String(headers)) as [string, string][],
-          ...(body instanceof Uint8Array ? { body: body.slice() } : {}),
-          redirect: redirect === "manual" ? "manual" : "follow",
-        })
-      : { ok: false, kind: "failed", message: "no run is in progress" };
-    if (!reply.ok) return { meta: JSON.stringify({ ok: false, message: netFailure(reply) }) };
-    const { body: data, ...meta } = reply;
-    return { meta: JSON.stringify(meta), body: data };
-  }, realmFetch(() => netCall));
+  installNet(
+    (method, url, headers, body, redirect) => {
+      const reply: NetReply = netCall
+        ? netCall({
+            method: String(method),
+            url: String(url),
+            headers: JSON.parse(String(headers)) as [string, string][],
+            ...(body instanceof Uint8Array ? { body: body.slice() } : {}),
+            redirect: redirect === "manual" ? "manual" : "follow",
+          })
+        : { ok: false, kind: "failed", message: "no run is in progress" };
+      if (!reply.ok) return { meta: JSON.stringify({ ok: false, message: netFailure(reply) }) };
+      const { body: data, ...meta } = reply;
+      return { meta: JSON.stringify(meta), body: data };
+    },
+    realmFetch(() => netCall),
+  );
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
