@@ -251,9 +251,16 @@ export const PRELUDE_SOURCE = String.raw`
     json() { return this.text().then((t) => JSON.parse(t)); }
     get body() { return this._body; }
   }
-  class Request extends Body {
+  // Request and Response take Body's methods rather than extending it, so that every global the
+  // prelude provides is a plain function of QuickJS's own realm (a derived class's prototype is
+  // its base, not Function.prototype).
+  const withBody = (cls) => {
+    for (const name of Object.getOwnPropertyNames(Body.prototype))
+      if (name !== "constructor") Object.defineProperty(cls.prototype, name, Object.getOwnPropertyDescriptor(Body.prototype, name));
+    return cls;
+  };
+  class Request {
     constructor(input, init = {}) {
-      super();
       const from = input instanceof Request ? input : null;
       this.url = from ? from.url : String(input);
       this.method = String(init.method || (from ? from.method : "GET")).toUpperCase();
@@ -266,9 +273,9 @@ export const PRELUDE_SOURCE = String.raw`
     }
     clone() { return new Request(this); }
   }
-  class Response extends Body {
+  withBody(Request);
+  class Response {
     constructor(body = null, init = {}) {
-      super();
       this._body = toBuffer(body);
       this.status = init.status === undefined ? 200 : init.status;
       this.statusText = init.statusText === undefined ? "" : String(init.statusText);
@@ -286,6 +293,7 @@ export const PRELUDE_SOURCE = String.raw`
       return new Response(JSON.stringify(data), { ...init, headers });
     }
   }
+  withBody(Response);
   const fetch = (input, init) => {
     try {
       const request = new Request(input, init);
