@@ -119,11 +119,18 @@ describe("tools/list", () => {
     expect(idempotent("cancel_job")).toBe(true);
   });
 
-  it("is open world only where packages may come over the network: with --allow-net", () => {
+  it("is open world only where guest code or packages may reach the network: with --allow-net", () => {
     expect(tools.filter((t) => t.annotations?.openWorldHint)).toEqual([]);
     const open = networkedTools.filter((t) => t.annotations?.openWorldHint).map((t) => t.name);
-    // A Python run installs what its imports name, as install_package does.
-    expect(open).toEqual(["execute_python", "execute_code", "create_run_close", "install_package"]);
+    // Guest code reaches the granted hosts; install_package fetches from them.
+    expect(open).toEqual([
+      "execute_python",
+      "execute_javascript",
+      "execute_bash",
+      "execute_code",
+      "create_run_close",
+      "install_package",
+    ]);
   });
 });
 

@@ -44,6 +44,8 @@ export function runTools(ctx: ToolContext): ToolDef[] {
   };
   // A Python run installs what its imports and PEP 723 block name, as install_package does.
   const pythonNet = ctx.service.runtime.packages.mayUseNetwork();
+  // Guest code reaches the hosts --allow-net grants (through the server).
+  const guestNet = ctx.service.runtime.permissions.net.length > 0;
   const perLanguage = (["python", "javascript", "bash"] as const).map((language) =>
     tool({
       name: `execute_${language}`,
@@ -56,7 +58,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: language === "python" && pythonNet,
+        openWorldHint: guestNet || (language === "python" && pythonNet),
       },
       run: (args, extra) => execute(ctx, language, args, extra),
       job: (args) => ctx.service.submit(ctx.caller, requestOf(language, args)),
@@ -79,7 +81,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: pythonNet,
+        openWorldHint: guestNet || pythonNet,
       },
       run: (args, extra) =>
         execute(
@@ -112,7 +114,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: true,
-        openWorldHint: pythonNet,
+        openWorldHint: guestNet || pythonNet,
       },
       run: (args, extra) => execute(ctx, args.language, args, extra),
       job: (args) => ctx.service.submit(ctx.caller, requestOf(args.language, args)),
