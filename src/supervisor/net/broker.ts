@@ -90,8 +90,11 @@ export class NetSession {
     private readonly deadline: number,
   ) {}
 
-  /** Ends every request in flight (the run is over). */
+  private closed = false;
+
+  /** Ends every request in flight (the run is over); later requests are refused. */
   close(): void {
+    this.closed = true;
     for (const a of this.aborts) a.abort();
     this.aborts.clear();
   }
@@ -131,6 +134,7 @@ export class NetSession {
 
   private async perform(request: NetRequest, entry: NetRecordEntry): Promise<NetReply> {
     const limits = this.options.limits;
+    if (this.closed) throw new Stop("failed", "the run has ended");
     if (++this.requests > limits.maxRequests)
       throw new Stop(
         "limit",
@@ -192,6 +196,8 @@ export class NetSession {
         };
       }
     } catch (error) {
+      if (abort.signal.aborted && !(error instanceof Stop) && this.closed)
+        throw new Stop("failed", "the run ended before the answer came");
       if (abort.signal.aborted && !(error instanceof Stop))
         throw new Stop(
           "limit",
