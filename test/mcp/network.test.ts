@@ -36,6 +36,14 @@ afterAll(async () => {
 });
 
 describe("the guest's network over MCP", () => {
+  it("the run tools' descriptions name the granted hosts and each language's client", async () => {
+    const { tools } = await server.client.listTools();
+    const js = tools.find((t) => t.name === "execute_javascript")!;
+    expect(js.description).toContain(`to 127.0.0.1:${port}, example.invalid only`);
+    expect(js.description).toContain("curl (Bash)");
+    expect(js.annotations?.openWorldHint).toBe(true);
+  });
+
   it("a run's requests are listed in its result, allowed and refused", async () => {
     const r = await call(server.client, "execute_javascript", {
       code: `const a = await (await fetch("http://127.0.0.1:${port}/mcp")).text();
