@@ -968,15 +968,18 @@ export interface OneShotOptions extends RunOptions {
   runtime?: SandboxRuntime;
   limits?: Partial<Limits>;
   engine?: EngineKind;
+  /** Hosts the code may reach, within the runtime's grant (see SandboxOptions.net). */
+  net?: string[];
 }
 
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
-  const { language, code, files, runtime, limits, engine, ...runOptions } = options;
+  const { language, code, files, runtime, limits, engine, net, ...runOptions } = options;
   const sandbox = await Sandbox.create({
     ...(runtime ? { runtime } : {}),
     ...(limits ? { limits } : {}),
     ...(engine ? { engine } : {}),
+    ...(net ? { net } : {}),
   });
   try {
     for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);

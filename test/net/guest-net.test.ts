@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Language, type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { type Language, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 const SECRET = "s3cr3t-boundary-value";
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-net-"));
@@ -483,6 +483,17 @@ describe("a sandbox's own grant", () => {
     await box.close();
     expect(r.value).toContain("GET /narrow");
     expect(r.value).toContain(`network access to [::1]:${v6.port} is not granted`);
+  });
+
+  it("narrows a one-shot run's too", async () => {
+    const r = await run({
+      runtime: granted,
+      language: "javascript",
+      net: [`[::1]:${v6.port}`],
+      code: `try { await fetch("${base()}/oneshot"); "reached" } catch (e) { e.message }`,
+    });
+    expect(r.value).toContain(`network access to 127.0.0.1:${web.port} is not granted`);
+    expect(web.seen.some((s) => s.url === "/oneshot")).toBe(false);
   });
 
   it("may not be wider than the runtime's", async () => {
