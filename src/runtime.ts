@@ -218,7 +218,12 @@ export class Runtime implements SandboxRuntime {
         "ISOLATION_UNAVAILABLE",
         'native engines are off: this runtime was made with isolation "wasm"',
       );
-    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters, this.log);
+    this.nativeHost ??= new NativeHost(
+      this.nativeOptions.interpreters,
+      this.log,
+      undefined,
+      this.permissions.net.length > 0,
+    );
     return this.nativeHost;
   }
 

@@ -147,6 +147,7 @@ export const HostEventSchema = z.discriminatedUnion("type", [
 /** What the agent in a native jail sends, one JSON line each. */
 export const AgentEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
+  net,
   output,
   result,
   log,
