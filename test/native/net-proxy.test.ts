@@ -5,6 +5,7 @@
 // holds. CONNECT (https:// through the proxy) is refused with a clear answer. Without a grant
 // there is no proxy and no loopback: a listener on the host sees nothing.
 
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +15,7 @@ import { usable } from "./helpers.js";
 
 const SECRET = "native-boundary-secret";
 const CURL = existsSync("/usr/bin/curl");
+const REQUESTS = spawnSync("/usr/bin/python3", ["-c", "import requests"]).status === 0;
 const seen: { url: string; key: string | undefined }[] = [];
 let connections = 0;
 const site = http.createServer((req, res) => {
@@ -80,6 +82,18 @@ print(any("${SECRET.slice(0, 8)}" in v for v in os.environ.values()))`,
       "403 polybox: network access to 169.254.169.254:80 is not granted; the server grants it with --allow-net=169.254.169.254",
     );
     expect(r.stdout).toContain("False\n");
+  });
+
+  it.runIf(REQUESTS)("Python requests, which reads the proxy variables itself", async () => {
+    const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+    const r = await sb.run(
+      "python",
+      `import requests
+r = requests.post("http://127.0.0.1:${port}/requests", data=b"x=1")
+print(r.status_code, r.text)`,
+    );
+    await sb.close();
+    expect(r.stdout, r.stderr).toBe("200 hello /requests\n");
   });
 
   it.runIf(CURL)("CONNECT (https:// through the proxy) is refused clearly", async () => {
