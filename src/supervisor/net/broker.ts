@@ -161,7 +161,7 @@ export class NetSession {
           );
         this.bytesOut += sent;
         entry.bytesOut += sent;
-        const answer = await this.hop(url, method, headers, body, abort.signal, entry, budget);
+        const answer = await this.hop(url, method, headers, body, abort.signal, entry);
         entry.status = answer.status;
         const location = answer.headers.find(([k]) => k === "location")?.[1];
         if (
@@ -220,7 +220,6 @@ export class NetSession {
     body: Uint8Array | undefined,
     signal: AbortSignal,
     entry: NetRecordEntry,
-    budget: number,
   ): Promise<{
     status: number;
     statusText: string;
@@ -266,7 +265,6 @@ export class NetSession {
           lookup,
           agent: false,
           signal,
-          timeout: budget,
           ...(secure ? { servername: isIP(host) ? undefined : host } : {}),
           ...(secure && this.ca ? { ca: [...tlsRootCertificates(), ...this.ca] } : {}),
         },
@@ -314,7 +312,6 @@ export class NetSession {
           res.on("error", reject);
         },
       );
-      req.on("timeout", () => req.destroy(new Error("timed out")));
       req.on("error", reject);
       req.end(body === undefined ? undefined : Buffer.from(body));
     });
