@@ -12,12 +12,20 @@ import {
   type RuntimeOptions,
 } from "./core/config.js";
 import { PolyboxError } from "./core/errors.js";
-import { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits, resolveLimits } from "./core/limits.js";
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_LIMITS,
+  DEFAULT_NET_LIMITS,
+  type Limits,
+  type NetLimits,
+  resolveLimits,
+} from "./core/limits.js";
 import { type LogFn, stderrLog } from "./core/log.js";
 import { PackageResolver } from "./core/packages.js";
 import { packageRequirements } from "./core/python-deps.js";
 import {
   type EngineKind,
+  type GuestNet,
   provideDefaultRuntime,
   type RunHost,
   type SandboxRuntime,
@@ -30,6 +38,8 @@ import { HostFleet } from "./supervisor/fleet.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";
 import { sandboxExecAvailable, sandboxExecWrapper } from "./supervisor/jail/macos.js";
 import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
+import { NetBroker } from "./supervisor/net/broker.js";
+import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { interpreterTags } from "./supervisor/python-tags.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
 
@@ -52,6 +62,10 @@ export class Runtime implements SandboxRuntime {
   readonly osJail: OsJailStatus | undefined;
   private readonly nativeOptions: { interpreters: NativeInterpreters };
   private nativeHost: NativeHost | null = null;
+  /** Per-run network limits. */
+  readonly netLimits: Readonly<NetLimits>;
+  private readonly netPolicy: NetPolicy;
+  private readonly netBroker: NetBroker;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
 
@@ -63,10 +77,35 @@ export class Runtime implements SandboxRuntime {
     this.limits = resolveLimits(DEFAULT_LIMITS, options.limits, this.maxLimits);
     this.permissions = {
       net: [...(options.permissions?.net ?? [])],
+      denyNet: [...(options.permissions?.denyNet ?? [])],
       read: [...(options.permissions?.read ?? [])],
       env: [...(options.permissions?.env ?? [])],
     };
     this.pool = { ...defaultPoolSizes(), ...options.pool };
+    this.netPolicy = new NetPolicy(
+      parseGrants(this.permissions.net),
+      parseGrants(this.permissions.denyNet),
+    );
+    this.netLimits = { ...DEFAULT_NET_LIMITS, ...options.net?.limits };
+    for (const [name, value] of Object.entries(this.netLimits))
+      if (!(Number.isFinite(value) && value >= 0))
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `net.limits.${name} must be a number of at least 0`,
+        );
+    for (const h of options.net?.headers ?? []) {
+      parseGrant(h.host);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(h.name) || /[\r\n\0]/.test(h.value))
+        throw new PolyboxError(
+          "INVALID_ARGUMENT",
+          `net.headers: "${h.name}" is not a valid header`,
+        );
+    }
+    this.netBroker = new NetBroker({
+      limits: this.netLimits,
+      headers: [...(options.net?.headers ?? [])],
+      ...(options.net?.ca !== undefined ? { ca: options.net.ca } : {}),
+    });
     this.state = new DataDir({
       root: options.dataDir ?? defaultDataDir(),
       ...(options.dataDirQuotaBytes !== undefined ? { quotaBytes: options.dataDirQuotaBytes } : {}),
@@ -178,6 +217,17 @@ export class Runtime implements SandboxRuntime {
   }
 
   /** @internal */
+  netSession(grant: readonly string[] | null, deadline: number): GuestNet {
+    const policy = grant === null ? this.netPolicy : this.netPolicy.narrow(grant);
+    return this.netBroker.session(policy, deadline);
+  }
+
+  /** @internal */
+  checkNetGrant(grant: readonly string[]): void {
+    this.netPolicy.narrow(grant);
+  }
+
+  /** @internal */
   hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost {
     return engine === "native"
       ? this.native.forSandbox(tenant, workspaceQuotaBytes)
@@ -191,7 +241,12 @@ export class Runtime implements SandboxRuntime {
         "ISOLATION_UNAVAILABLE",
         'native engines are off: this runtime was made with isolation "wasm"',
       );
-    this.nativeHost ??= new NativeHost(this.nativeOptions.interpreters, this.log);
+    this.nativeHost ??= new NativeHost(
+      this.nativeOptions.interpreters,
+      this.log,
+      undefined,
+      this.permissions.net.length > 0,
+    );
     return this.nativeHost;
   }
 

@@ -14,6 +14,10 @@ export type Command = "mcp" | "serve" | "run" | "doctor" | "warmup" | "help" | "
 export interface Flags {
   allowRead: string[];
   allowNet: string[];
+  /** `--deny-net`: hosts refused even when --allow-net grants them. */
+  denyNet: string[];
+  /** `--net-header=HOST=NAME:ENVVAR`: headers added at the boundary from the server's env. */
+  netHeaders: NetHeaderFlag[];
   allowEnv: string[];
   pythonPackages: string[];
   /** Refuse every package download (Deno's --cached-only). */
@@ -60,6 +64,13 @@ export interface Flags {
   nativeNode?: string;
 }
 
+/** One `--net-header=HOST=NAME:ENVVAR`: the value is read from the environment when used. */
+export interface NetHeaderFlag {
+  host: string;
+  name: string;
+  env: string;
+}
+
 const POOL_LANGUAGES = LANGUAGES;
 type PoolLanguage = Language;
 
@@ -85,7 +96,8 @@ type Kind =
   | "pool"
   | "isolation"
   | "path"
-  | "append";
+  | "append"
+  | "netHeader";
 
 interface FlagSpec {
   kind: Kind;
@@ -101,6 +113,8 @@ const FLAGS: Record<string, FlagSpec> = {
   "allow-read": { kind: "allow", key: "allowRead", on: RUNNERS },
   "allow-net": { kind: "allow", key: "allowNet", on: RUNNERS },
   "allow-env": { kind: "allow", key: "allowEnv", on: RUNNERS },
+  "deny-net": { kind: "list", key: "denyNet", on: RUNNERS },
+  "net-header": { kind: "netHeader", key: "netHeaders", on: RUNNERS },
   "python-packages": { kind: "list", key: "pythonPackages", on: [...RUNNERS, "warmup"] },
   "cached-only": { kind: "bool", key: "cachedOnly", on: RUNNERS },
   "pyodide-cdn": { kind: "string", key: "pyodideCdn", on: [...RUNNERS, "warmup"] },
@@ -142,7 +156,14 @@ const SHORT: Record<string, string> = { e: "eval", l: "lang" };
 const COMMANDS: readonly string[] = ["mcp", "serve", "run", "doctor", "warmup", "help"];
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
-  const flags: Flags = { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] };
+  const flags: Flags = {
+    allowRead: [],
+    allowNet: [],
+    denyNet: [],
+    netHeaders: [],
+    allowEnv: [],
+    pythonPackages: [],
+  };
   let command: Command | null = null;
   const positional: string[] = [];
   let programArgs: string[] | undefined;
@@ -231,6 +252,12 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
   switch (spec.kind) {
     case "append":
       return [...((flags[spec.key] as string[] | undefined) ?? []), value!];
+    case "netHeader": {
+      const m = /^([^=\s]+)=([!#$%&'*+.^_`|~0-9A-Za-z-]+):([A-Za-z_][A-Za-z0-9_]*)$/.exec(value!);
+      if (!m)
+        return fail("write it as HOST=NAME:ENVVAR, e.g. api.example.com=Authorization:API_TOKEN");
+      return [...flags.netHeaders, { host: m[1]!, name: m[2]!, env: m[3]! }];
+    }
     case "list":
       return [...((flags[spec.key] as string[] | undefined) ?? []), ...splitList(value!, name)];
     case "duration": {

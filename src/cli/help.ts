@@ -34,7 +34,11 @@ Usage:
 
 Permissions (denied unless granted; a bare flag with no value grants everything, as in Deno):
   --allow-read=PATH[,PATH]      host paths upload_file may copy files from
-  --allow-net=HOST[,HOST]       not needed for Python packages (guests never get network)
+  --allow-net=HOST[:PORT][,…]   hosts guest code may reach (fetch, urllib, curl), through the server;
+                                private and loopback addresses only when named literally (127.0.0.1:8080)
+  --deny-net=HOST[:PORT][,…]    hosts refused even when --allow-net grants them (a bare --allow-net too)
+  --net-header=HOST=NAME:ENV    the server adds header NAME with the value of its env var ENV to
+                                requests to HOST; the value never enters the sandbox (repeatable)
   --allow-env=NAME[,NAME]       host environment variables passed into guests
 
 Python packages (fetched by the server like Deno fetches dependencies: no --allow-net needed):

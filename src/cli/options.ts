@@ -8,7 +8,7 @@ import type { Limits } from "../core/limits.js";
 import { DEFAULT_MAX_SANDBOXES } from "../core/registry.js";
 import { defaultConcurrency, defaultQueueLimit } from "../core/scheduler.js";
 import type { ServiceOptions } from "../core/service.js";
-import type { Flags } from "./args.js";
+import { type Flags, UsageError } from "./args.js";
 
 export function limitFlags(flags: Flags): Partial<Limits> {
   const out: Partial<Limits> = {};
@@ -20,12 +20,37 @@ export function limitFlags(flags: Flags): Partial<Limits> {
   return out;
 }
 
-export function runtimeOptions(flags: Flags): RuntimeOptions {
+/**
+ * `--net-header` values, read from the server's environment now: a missing variable is a
+ * mistake on the command line, not a header sent empty.
+ */
+function netHeaders(
+  flags: Flags,
+  env: NodeJS.ProcessEnv,
+): { host: string; name: string; value: string }[] {
+  return flags.netHeaders.map(({ host, name, env: variable }) => {
+    const value = env[variable];
+    if (value === undefined)
+      throw new UsageError(
+        `--net-header=${host}=${name}:${variable}: the environment variable ${variable} is not set`,
+      );
+    return { host, name, value };
+  });
+}
+
+export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
   const limits = limitFlags(flags);
+  const headers = netHeaders(flags, env);
   return {
     limits,
     maxLimits: limits,
-    permissions: { read: flags.allowRead, net: flags.allowNet, env: flags.allowEnv },
+    permissions: {
+      read: flags.allowRead,
+      net: flags.allowNet,
+      denyNet: flags.denyNet,
+      env: flags.allowEnv,
+    },
+    ...(headers.length > 0 ? { net: { headers } } : {}),
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
     ...(flags.cachedOnly ? { cachedOnly: true } : {}),
     ...(flags.pyodideCdn !== undefined ? { pyodideCdn: flags.pyodideCdn } : {}),

@@ -3,7 +3,7 @@
 
 import os from "node:os";
 import type { EngineLanguage } from "../protocol/messages.js";
-import type { Limits } from "./limits.js";
+import type { Limits, NetLimits } from "./limits.js";
 import type { LogFn } from "./log.js";
 import type { Permissions } from "./types.js";
 
@@ -62,7 +62,27 @@ export interface NativeInterpreters {
   node?: string;
 }
 
+/** A header the trusted side adds to a guest's requests to one host; the guest never sees it. */
+export interface NetHeader {
+  /** The host it is for, as a grant names it: `host` or `host:port`. */
+  host: string;
+  name: string;
+  value: string;
+}
+
+/** How the trusted side makes the guest's network requests (which hosts: `permissions.net`). */
+export interface NetOptions {
+  /** Headers added at the boundary, e.g. an API key read from the server's environment. */
+  headers?: NetHeader[];
+  /** Certificate authorities (PEM) trusted for HTTPS besides the system's, e.g. a test CA. */
+  ca?: string | string[];
+  /** Per-run network limits (DEFAULT_NET_LIMITS when omitted). */
+  limits?: Partial<NetLimits>;
+}
+
 export interface RuntimeOptions {
+  /** The guest's network: headers added at the boundary, extra CAs, per-run limits. */
+  net?: NetOptions;
   /** Default: `auto` where the Linux launcher works, `wasm` elsewhere. */
   isolation?: Isolation;
   /** Run the WASM engine host inside the OS jail where there is one (default true). */

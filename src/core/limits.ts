@@ -49,6 +49,32 @@ export const PACKAGE_LIMITS = Object.freeze({
   maxRequirements: 256,
 });
 
+/**
+ * A run's network use (the guest's own requests, through the trusted side): each name appears in
+ * the error that ends a request past it. The per-request time is also cut to what is left of the
+ * run's `timeoutMs`.
+ */
+export interface NetLimits {
+  /** Requests per run (each redirect hop counts toward the bytes, not the count). */
+  maxRequests: number;
+  /** Bytes the guest may send per run (request bodies). */
+  maxBytesOut: number;
+  /** Bytes the guest may receive per run (response bodies). */
+  maxBytesIn: number;
+  /** Bytes of one response body. */
+  maxResponseBytes: number;
+  /** Time per request, from the first connection to the last byte of its answer. */
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_NET_LIMITS: Readonly<NetLimits> = Object.freeze({
+  maxRequests: 100,
+  maxBytesOut: 10 * 1024 * 1024,
+  maxBytesIn: 50 * 1024 * 1024,
+  maxResponseBytes: 20 * 1024 * 1024,
+  requestTimeoutMs: 30_000,
+});
+
 /** The largest value a caller may ask for unless the operator raises it. */
 export const DEFAULT_MAX_LIMITS: Readonly<Limits> = Object.freeze({
   timeoutMs: 15 * 60_000,

@@ -74,6 +74,8 @@ export interface CreateOptions {
   name?: string;
   /** Whose names and snapshots (see SandboxOptions.scope). */
   scope?: string;
+  /** Hosts its guests may reach, within the runtime's grant (see SandboxOptions.net). */
+  net?: string[];
 }
 
 /** The option whose limit closed a sandbox that expired. */
@@ -148,6 +150,7 @@ export class SandboxManager {
           ...(options.limits ? { limits: options.limits } : {}),
           ...(options.engine ? { engine: options.engine } : {}),
           ...(options.scope !== undefined ? { scope: options.scope } : {}),
+          ...(options.net ? { net: options.net } : {}),
         }),
       );
     }
@@ -175,6 +178,7 @@ export class SandboxManager {
         scope,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.engine ? { engine: options.engine } : {}),
+        ...(options.net ? { net: options.net } : {}),
       }),
     ).finally(() => this.opening.delete(key));
     this.opening.set(key, opened);

@@ -14,6 +14,7 @@ import type {
   StateImage,
   WheelBlob,
 } from "../protocol/messages.js";
+import type { NetRecordEntry, NetReply } from "../protocol/net.js";
 import type { Isolation } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import type { Limits } from "./limits.js";
@@ -22,6 +23,17 @@ import type { DataDir } from "./state.js";
 import type { Permissions } from "./types.js";
 
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
+
+/**
+ * One run's network: the trusted side's broker session that makes the guest's requests (the
+ * request is as the untrusted side sent it, unchecked; the session checks it) and records them.
+ */
+export interface GuestNet {
+  request(raw: unknown): Promise<NetReply>;
+  /** Ends the requests in flight (the run is over); the record stays readable. */
+  close(): void;
+  readonly record: readonly NetRecordEntry[];
+}
 
 export interface RunHost {
   /** Changes whenever the process behind this host was replaced (interpreter state is gone). */
@@ -34,6 +46,8 @@ export interface RunHost {
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
+    /** The run's network session; a host that cannot relay requests ignores it. */
+    net?: GuestNet,
   ): Promise<EngineResult>;
   /** Drops one session's interpreter. */
   dispose(session: string): void;
@@ -71,6 +85,13 @@ export interface SandboxRuntime {
   readonly packages: PackageResolver;
   /** @internal The data directory: named sandboxes and snapshots (touched on first use only). */
   readonly state: DataDir;
+  /**
+   * @internal A network session for one run that must end by `deadline` (epoch ms), under the
+   * runtime's grant or, given `grant`, a sandbox's narrower one (checked by `checkNetGrant`).
+   */
+  netSession(grant: readonly string[] | null, deadline: number): GuestNet;
+  /** @internal Throws PERMISSION_DENIED unless every entry lies within the runtime's grant. */
+  checkNetGrant(grant: readonly string[]): void;
   /** @internal A process of its own for a new tenant (one sandbox, or one one-shot run). */
   hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost;
   /** @internal Registers something to close with the runtime (its sandboxes). */

@@ -61,6 +61,11 @@ export interface SandboxOptions {
   /** Limits for this sandbox, within the runtime's ceilings. */
   limits?: Partial<Limits>;
   /**
+   * Hosts this sandbox's guests may reach, narrower than the runtime's `permissions.net` (each
+   * entry must lie within it). Default: the runtime's grant. Not kept with a named sandbox.
+   */
+  net?: string[];
+  /**
    * Whose named sandboxes and snapshots these are, in the runtime's data directory (default
    * "local"): another scope's names and snapshot ids are unknown to this one.
    */
@@ -146,6 +151,15 @@ const RUN_OPTION_KEYS = new Set([
   "onOutput",
 ]);
 
+/** A sandbox's own network grant, checked against the runtime's. */
+function checkNet(runtime: SandboxRuntime, net: unknown): readonly string[] | null {
+  if (net === undefined) return null;
+  if (!Array.isArray(net) || net.length > 256 || net.some((h) => typeof h !== "string"))
+    throw new PolyboxError("INVALID_ARGUMENT", "net must be an array of at most 256 host strings");
+  runtime.checkNetGrant(net);
+  return [...net];
+}
+
 export function checkLanguage(language: unknown): Language {
   if (typeof language === "string" && (LANGUAGES as readonly string[]).includes(language))
     return language as Language;
@@ -228,6 +242,8 @@ export class Sandbox {
   /** Per language: why its next interpreter is new, and the state to restore into it. */
   private readonly freshState = new Map<Language, FreshEntry>();
   private snapshotted = false;
+  /** The sandbox's own network grant (within the runtime's), or null for the runtime's. */
+  private netGrant: readonly string[] | null = null;
 
   private constructor(
     private readonly runtime: SandboxRuntime,
@@ -259,10 +275,18 @@ export class Sandbox {
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
-    return new Sandbox(runtime, limits, options.engine, {
+    const net = checkNet(runtime, options.net);
+    const sandbox = new Sandbox(runtime, limits, options.engine, {
       name: null,
       scope: options.scope ?? LOCAL_SCOPE,
     });
+    sandbox.netGrant = net;
+    return sandbox;
+  }
+
+  /** The hosts this sandbox's guests may reach, when narrower than the runtime's grant. */
+  get net(): readonly string[] | null {
+    return this.netGrant;
   }
 
   /**
@@ -282,6 +306,7 @@ export class Sandbox {
   ): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const scope = options.scope ?? LOCAL_SCOPE;
+    const net = checkNet(runtime, options.net);
     const state = runtime.state;
     await state.init();
     const home = state.sandboxDir(scope, name);
@@ -309,6 +334,7 @@ export class Sandbox {
       );
       const place = { name, scope, home, ...(meta ? { id: meta.id } : {}) };
       sandbox = new Sandbox(runtime, limits, meta?.engine ?? options.engine, place);
+      sandbox.netGrant = net;
       if (!meta) {
         const record: SandboxMeta = {
           version: 1,
@@ -353,6 +379,7 @@ export class Sandbox {
       scope,
       ...(options.limits || live ? { limits: options.limits ?? { ...live!.limits } } : {}),
       ...(options.engine || live ? { engine: options.engine ?? live!.engine } : {}),
+      ...(options.net || live?.netGrant ? { net: [...(options.net ?? live!.netGrant ?? [])] } : {}),
     };
     const target = name
       ? await Sandbox.openNamed(name, settings, true)
@@ -765,6 +792,7 @@ export class Sandbox {
     // moment for the files of a run that used all its time).
     const deadline = Date.now() + base.limits.timeoutMs + STORE_GRACE_MS;
     let result: EngineResult;
+    const net = this.runtime.netSession(this.netGrant, Date.now() + base.limits.timeoutMs);
     try {
       result = await host.run(
         session,
@@ -772,9 +800,11 @@ export class Sandbox {
         request,
         (stream, text) => options.onOutput?.(stream, text),
         options.signal,
+        net,
       );
     } finally {
       this.runs--;
+      net.close();
     }
     this.noticeHostRestart();
     stateLost ||= result.stateLost === true;
@@ -808,6 +838,7 @@ export class Sandbox {
       images: rich.images,
       displays: rich.displays,
       ...(rich.notes.length > 0 ? { notes: rich.notes } : {}),
+      ...(net.record.length > 0 ? { network: net.record.map((entry) => ({ ...entry })) } : {}),
     };
   }
 
@@ -1144,15 +1175,18 @@ export interface OneShotOptions extends RunOptions {
   runtime?: SandboxRuntime;
   limits?: Partial<Limits>;
   engine?: EngineKind;
+  /** Hosts the code may reach, within the runtime's grant (see SandboxOptions.net). */
+  net?: string[];
 }
 
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
-  const { language, code, files, runtime, limits, engine, ...runOptions } = options;
+  const { language, code, files, runtime, limits, engine, net, ...runOptions } = options;
   const sandbox = await Sandbox.create({
     ...(runtime ? { runtime } : {}),
     ...(limits ? { limits } : {}),
     ...(engine ? { engine } : {}),
+    ...(net ? { net } : {}),
   });
   try {
     for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);

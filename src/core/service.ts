@@ -435,6 +435,8 @@ export class SandboxService {
       limits?: Partial<Limits>;
       engine?: EngineKind;
       name?: string;
+      /** Hosts its guests may reach, within the runtime's grant. */
+      net?: string[];
     } = {},
   ): Promise<ManagedSandboxInfo> {
     const language = options.language === undefined ? undefined : checkLanguage(options.language);
@@ -450,6 +452,7 @@ export class SandboxService {
       ...(options.engine ? { engine: options.engine } : {}),
       ...(language ? { defaultLanguage: language } : {}),
       ...(options.name !== undefined ? { name: options.name } : {}),
+      ...(options.net ? { net: options.net } : {}),
       scope: scopeOf(caller),
     });
     return this.sandboxes.info(sandbox.id, caller.owner);

@@ -1,10 +1,12 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
+import type { NetRecordEntry } from "../protocol/net.js";
 import { type EngineStatus, RUN_STATUSES } from "../protocol/schemas.js";
 import type { Limits } from "./limits.js";
 
 export { LANGUAGES, type Language } from "../protocol/languages.js";
+export type { NetRecordEntry };
 
 /**
  * How a run ended. `ok` and `error` are the guest's doing (exit code 0 or not); the rest name the
@@ -36,6 +38,8 @@ export interface RunResult {
   displays: RunDisplay[];
   /** Things the caller should know that are not errors, such as an image dropped for its size. */
   notes?: string[];
+  /** The guest's network requests, in order (absent when it made none). */
+  network?: NetRecordEntry[];
   /**
    * Set by SandboxService (never by Sandbox.run) for each stream longer than its
    * `inlineOutputBytes`: the result's stdout/stderr then hold the head and the tail, with a
@@ -104,8 +108,13 @@ export interface FileInfo {
 }
 
 export interface Permissions {
-  /** Hosts the trusted side may contact on a guest's behalf (package downloads). */
+  /**
+   * Hosts guest code may reach, through the trusted side: `host`, `host:port`, `[v6]:port`, or
+   * `*` for every host. Private, loopback and link-local addresses only when named literally.
+   */
   net?: string[];
+  /** Hosts refused even when `net` grants them (same form); wins over `net`. */
+  denyNet?: string[];
   /** Host paths `upload` may read from. */
   read?: string[];
   /** Names of host environment variables that may be passed into guests. */

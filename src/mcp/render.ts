@@ -62,6 +62,18 @@ export function runStructured(r: ExecuteResult): StructuredOf<typeof runResultSh
       ...(d.data !== undefined ? { data: d.data } : {}),
     })),
     ...(r.notes?.length ? { notes: r.notes } : {}),
+    ...(r.network?.length
+      ? {
+          network: r.network.map((n) => ({
+            method: n.method,
+            host: n.host,
+            status: n.status,
+            bytes_out: n.bytesOut,
+            bytes_in: n.bytesIn,
+            ...(n.denied !== undefined ? { denied: n.denied } : {}),
+          })),
+        }
+      : {}),
     ...(r.fullOutput ? { full_output: fullOutputStructured(r.fullOutput) } : {}),
     sandbox_id: r.sandboxId,
   };
@@ -181,6 +193,10 @@ export function runText(r: ExecuteResult, attached: readonly RunImage[] = r.imag
   for (const i of r.images)
     lines.push(
       `image: ${i.path ?? "(displayed)"} ${i.mimeType}, ${i.data.byteLength} bytes${INLINE_IMAGES.has(i.mimeType) && attached.includes(i) ? " (attached)" : ""}`,
+    );
+  for (const n of r.network ?? [])
+    lines.push(
+      `network: ${n.method} ${n.host} → ${n.denied !== undefined ? `refused: ${n.denied}` : `${n.status}, ${n.bytesOut} bytes out, ${n.bytesIn} in`}`,
     );
   for (const [stream, kept] of keptStreams(r.fullOutput)) lines.push(wholeStreamLine(stream, kept));
   for (const note of r.notes ?? []) lines.push(`note: ${note}`);

@@ -153,6 +153,21 @@ export const runResultShape = {
     .array(z.string())
     .optional()
     .describe("Things worth knowing that are not errors (e.g. an image dropped for size)"),
+  network: z
+    .array(
+      z.object({
+        method: z.string(),
+        host: z.string(),
+        status: z.number().int().nullable(),
+        bytes_out: z.number().int(),
+        bytes_in: z.number().int(),
+        denied: z.string().optional(),
+      }),
+    )
+    .optional()
+    .describe(
+      "The code's network requests, in order: host, HTTP status (null: no answer), bytes each way, and why one was refused or stopped",
+    ),
   full_output: z
     .object({ stdout: fullOutputShape.optional(), stderr: fullOutputShape.optional() })
     .optional()

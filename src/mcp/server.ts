@@ -55,7 +55,7 @@ export interface McpServerOptions {
   version: string;
 }
 
-const INSTRUCTIONS = `polybox runs untrusted code in sandboxes with no network; languages: ${LANGUAGES.map((l) => `${l} (${LANGUAGE_INFO[l].engine})`).join(", ")}.
+const INSTRUCTIONS = `polybox runs untrusted code in sandboxes (network only to the hosts the server grants, if any; the run tools' descriptions say which); languages: ${LANGUAGES.map((l) => `${l} (${LANGUAGE_INFO[l].engine})`).join(", ")}.
 Quick runs: execute_python / execute_javascript / execute_bash with just code (a fresh sandbox each time).
 To keep state and files across calls: create_sandbox, then pass its sandbox_id to execute_* / execute_code and the file tools; close_sandbox when done. create_sandbox with a name keeps the files on disk across restarts; snapshot_sandbox / restore_sandbox / fork_sandbox save, roll back and branch a sandbox's files.
 Long runs: pass async: true, then check_job_status / get_job_logs / cancel_job with the job_id (or, where the client supports MCP tasks, call a run tool as a task: its task id is the job id).

@@ -4,7 +4,9 @@
 // What the untrusted side sends back is defined as zod schemas in schemas.ts (their types are
 // re-exported here); the trusted side validates every message it receives with them.
 
+import type { MessagePort } from "node:worker_threads";
 import { type Language, WASM_ONLY_LANGUAGES, type WasmOnlyLanguage } from "./languages.js";
+import type { NetReply, NetRequest } from "./net.js";
 import type {
   Display,
   EngineResult,
@@ -92,6 +94,8 @@ export type HostRequest =
       request: RunRequest;
     }
   | { type: "cancel"; id: number }
+  /** The answer to the guest's network request `req` of run `id`. */
+  | { type: "net-reply"; id: number; req: number; reply: NetReply }
   | { type: "dispose"; session: string }
   /** Capture session's interpreter state between runs, in at most `maxBytes`. */
   | { type: "capture"; id: number; session: string; maxBytes: number }
@@ -134,6 +138,11 @@ export interface WorkerInit {
   language: EngineLanguage;
   memoryMb: number;
   assets: EngineAssets;
+  /**
+   * The synchronous network bridge: the worker posts a `net` message and blocks on `signal`
+   * (Atomics.wait) until the engine host has put the reply on `port` and set `signal[0]`.
+   */
+  net: { signal: SharedArrayBuffer; port: MessagePort };
 }
 
 export type ToWorker =
@@ -146,6 +155,13 @@ export type FromWorker =
   | { type: "ready" }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
+  | { type: "net"; id: number; req: number; request: NetRequest }
   | { type: "result"; id: number; result: EngineResult }
   | { type: "state"; id: number; answer: StateAnswer }
   | { type: "restored"; id: number; answer: RestoreAnswer };
+
+/** What the engine host puts on a worker's net port for request `req`. */
+export interface NetDelivery {
+  req: number;
+  reply: NetReply;
+}

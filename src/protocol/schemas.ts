@@ -153,8 +153,12 @@ const log = z.object({
   message: z.string(),
 });
 
+/** A guest's network request for run `id`; `request` is checked by the broker (protocol/net.ts). */
+const net = z.object({ type: z.literal("net"), id, req: id, request: z.unknown() });
+
 /** What the WASM engine host sends over its IPC channel. */
 export const HostEventSchema = z.discriminatedUnion("type", [
+  net,
   z.object({ type: z.literal("ready"), pid: z.number().int(), node: z.string() }),
   output,
   result,
@@ -171,6 +175,7 @@ export const HostEventSchema = z.discriminatedUnion("type", [
 /** What the agent in a native jail sends, one JSON line each. */
 export const AgentEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
+  net,
   output,
   result,
   log,

@@ -13,9 +13,10 @@
 
 import { PolyboxError } from "../core/errors.js";
 import type { LogFn } from "../core/log.js";
-import type { OutputFn } from "../core/run-host.js";
+import type { GuestNet, OutputFn } from "../core/run-host.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits } from "../protocol/messages.js";
+import type { NetReply } from "../protocol/net.js";
 import { failedResult, validateResult } from "../protocol/validate.js";
 
 /** Output past a run's cap tolerated before the peer is killed (an honest peer sends none). */
@@ -27,6 +28,11 @@ export const MAX_MALFORMED = 64;
 /** Log lines from one peer that reach the server's log. */
 export const MAX_LOG_LINES = 100;
 const MAX_LOG_CHARS = 2_000;
+/**
+ * A run's network requests in flight at once (an honest engine blocks on each, so has one):
+ * more are answered at once with an error, never queued.
+ */
+export const MAX_NET_IN_FLIGHT = 4;
 
 /** What the far side may send about a request, once its shape has been checked. */
 export type ChannelEvent =
@@ -34,6 +40,7 @@ export type ChannelEvent =
   | { type: "result"; id: number; result: unknown }
   | { type: "failed"; id: number; message: string }
   | { type: "answer"; id: number; payload: unknown }
+  | { type: "net"; id: number; req: number; request: unknown }
   | { type: "log"; message: string };
 
 export interface ChannelOptions {
@@ -50,6 +57,8 @@ export interface ChannelOptions {
   backstopMs: number;
   /** Called whenever a request settles (hosts let an idle process stop holding the program). */
   onSettled?: () => void;
+  /** Sends the answer to a guest's network request (hosts without network leave it out). */
+  replyNet?: (id: number, req: number, reply: NetReply) => void;
 }
 
 interface Run {
@@ -63,6 +72,9 @@ interface Run {
   overflow: number;
   timer: NodeJS.Timeout;
   detach: () => void;
+  /** The run's network session (the trusted side's broker), if the host relays requests. */
+  net: GuestNet | undefined;
+  netInFlight: number;
 }
 
 interface Ask {
@@ -98,6 +110,7 @@ export class GuestChannel {
     output: OutputFn,
     signal: AbortSignal | undefined,
     send: (id: number) => void,
+    net?: GuestNet,
   ): Promise<EngineResult> {
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
@@ -112,6 +125,8 @@ export class GuestChannel {
         // Armed before the request leaves: a peer that never answers still ends the run.
         timer: setTimeout(() => this.overdue(id), limits.timeoutMs + this.options.runGraceMs),
         detach: () => signal?.removeEventListener("abort", cancel),
+        net,
+        netInFlight: 0,
       });
       send(id);
       // An abort may already have happened during the caller's own awaits; it still counts.
@@ -174,6 +189,9 @@ export class GuestChannel {
             failedResult(`the engine could not run this code: ${event.message}`),
           );
         return;
+      case "net":
+        this.onNet(event.id, event.req, event.request);
+        return;
       case "answer": {
         const ask = this.pending.get(event.id);
         if (ask?.kind !== "ask") return;
@@ -223,6 +241,41 @@ export class GuestChannel {
   private runOf(id: number): Run | undefined {
     const request = this.pending.get(id);
     return request?.kind === "run" ? request : undefined;
+  }
+
+  /**
+   * A guest's network request: made by the run's session (which validates and bounds it) and
+   * answered over the same channel. A request for no run in flight counts as malformed.
+   */
+  private onNet(id: number, req: number, request: unknown): void {
+    const reply = this.options.replyNet;
+    const run = this.runOf(id);
+    if (!reply) {
+      this.malformed();
+      return;
+    }
+    if (!run?.net) {
+      this.malformed();
+      reply(id, req, {
+        ok: false,
+        kind: "failed",
+        message: "no run is in flight for this request",
+      });
+      return;
+    }
+    if (run.netInFlight >= MAX_NET_IN_FLIGHT) {
+      reply(id, req, {
+        ok: false,
+        kind: "limit",
+        message: `at most ${MAX_NET_IN_FLIGHT} network requests may be in flight at once`,
+      });
+      return;
+    }
+    run.netInFlight++;
+    void run.net.request(request).then((answer) => {
+      run.netInFlight--;
+      if (this.runOf(id) === run) reply(id, req, answer);
+    });
   }
 
   private onOutput(id: number, stream: "stdout" | "stderr", text: string): void {
@@ -299,6 +352,7 @@ export class GuestChannel {
     this.pending.delete(id);
     clearTimeout(run.timer);
     run.detach();
+    run.net?.close();
     this.options.onSettled?.();
     run.resolve(result);
   }

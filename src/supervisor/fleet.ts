@@ -7,7 +7,7 @@
 
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { OutputFn, RunHost } from "../core/run-host.js";
+import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
 import type {
   EngineLanguage,
   EngineResult,
@@ -248,10 +248,11 @@ export class TenantHost implements RunHost {
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
+    net?: GuestNet,
   ): Promise<EngineResult> {
     const host = await this.claim(language);
     try {
-      return await host.run(session, language, request, output, signal);
+      return await host.run(session, language, request, output, signal, net);
     } finally {
       if (!this.ranOnce) {
         this.ranOnce = true;

@@ -16,7 +16,7 @@ import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { type LogFn, stderrLog } from "../core/log.js";
-import type { OutputFn, RunHost } from "../core/run-host.js";
+import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";
 import { failedResult, validateAgentEvent } from "../protocol/validate.js";
@@ -104,6 +104,7 @@ class Jail {
     quotaBytes: number,
     private readonly log: LogFn,
     agentMain: string,
+    proxy: boolean,
   ) {
     this.channel = new GuestChannel({
       peer: "a native jail's agent",
@@ -112,6 +113,7 @@ class Jail {
       log,
       runGraceMs: RUN_GRACE_MS,
       backstopMs: BACKSTOP_MS,
+      replyNet: (id, req, reply) => this.send({ type: "net-reply", id, req, reply }),
     });
     const quotaMb = Math.ceil(quotaBytes / MIB) + 1;
     const outside = [...Object.values(interpreters), agentMain]
@@ -133,12 +135,14 @@ class Jail {
         fileSizeMb: quotaMb,
         pids: PIDS_PER_JAIL,
         statusFd: 3,
+        // The agent's HTTP proxy listens on the jail's own loopback (guest network, relayed).
+        loopback: proxy,
       },
       [
         interpreters.node,
         "--max-old-space-size=256",
         agentMain,
-        JSON.stringify({ ...interpreters, guestExec: GUEST_EXEC_PATH }),
+        JSON.stringify({ ...interpreters, guestExec: GUEST_EXEC_PATH, proxy }),
       ],
     );
     this.child = spawn(LAUNCHER_PATH, args, {
@@ -195,11 +199,16 @@ class Jail {
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
+    net?: GuestNet,
   ): Promise<EngineResult> {
     await this.ready;
     if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
-    return this.channel.run(request.limits, output, signal, (id) =>
-      this.send({ type: "run", id, language, request }),
+    return this.channel.run(
+      request.limits,
+      output,
+      signal,
+      (id) => this.send({ type: "run", id, language, request }),
+      net,
     );
   }
 
@@ -231,6 +240,8 @@ export class NativeHost {
     interpreters: NativeInterpreters,
     private readonly log: LogFn = stderrLog,
     private readonly agentMain: string = AGENT_MAIN,
+    /** Whether guests may have network (a grant exists): the jails then run the agent's proxy. */
+    private readonly proxy = false,
   ) {
     this.interpreters = {
       python: interpreterPath(interpreters.python, "/usr/bin/python3"),
@@ -259,7 +270,7 @@ export class NativeHost {
           `at most ${this.maxJails} native sandboxes may be open at once on this machine (each may hold ${PIDS_PER_JAIL} processes, and together they may use half of kernel.pid_max); close one first`,
         );
       }
-      const fresh = new Jail(this.interpreters, quotaBytes, this.log, this.agentMain);
+      const fresh = new Jail(this.interpreters, quotaBytes, this.log, this.agentMain, this.proxy);
       this.jails.set(key, { jail: fresh, generation });
       return fresh;
     };
@@ -268,8 +279,8 @@ export class NativeHost {
         return generation;
       },
       start: () => jail().start(),
-      run: (_session, language, request, output, signal) =>
-        jail().run(language, request, output, signal),
+      run: (_session, language, request, output, signal, net) =>
+        jail().run(language, request, output, signal, net),
       dispose: () => {
         const current = this.jails.get(key);
         this.jails.delete(key);

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { OutputFn } from "../core/run-host.js";
+import type { GuestNet, OutputFn } from "../core/run-host.js";
 import { makeTempDirSync } from "../core/tmp.js";
 import type {
   EngineLanguage,
@@ -83,6 +83,7 @@ export class WasmHost {
       runGraceMs: RUN_GRACE_MS,
       backstopMs: BACKSTOP_MS,
       onSettled: () => this.idleUnref(),
+      replyNet: (id, req, reply) => this.sendNow({ type: "net-reply", id, req, reply }),
     });
   }
 
@@ -119,11 +120,16 @@ export class WasmHost {
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
+    net?: GuestNet,
   ): Promise<EngineResult> {
     const child = await this.started_(true);
     this.ref();
-    return this.channel.run(request.limits, output, signal, (id) =>
-      this.send(child, { type: "run", id, session, language, request }),
+    return this.channel.run(
+      request.limits,
+      output,
+      signal,
+      (id) => this.send(child, { type: "run", id, session, language, request }),
+      net,
     );
   }
 

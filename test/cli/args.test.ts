@@ -11,8 +11,44 @@ describe("parseArgs", () => {
   it("denies everything by default", () => {
     expect(parseArgs(["mcp"])).toEqual({
       command: "mcp",
-      flags: { allowRead: [], allowNet: [], allowEnv: [], pythonPackages: [] },
+      flags: {
+        allowRead: [],
+        allowNet: [],
+        denyNet: [],
+        netHeaders: [],
+        allowEnv: [],
+        pythonPackages: [],
+      },
     });
+  });
+
+  it("reads --deny-net lists and --net-header, whose value comes from the server's env", () => {
+    const { flags } = parseArgs([
+      "mcp",
+      "--allow-net",
+      "--deny-net=evil.example,10.0.0.1:22",
+      "--net-header=api.example.com=Authorization:API_TOKEN",
+      "--net-header=127.0.0.1:8080=X-Key:KEY",
+    ]);
+    expect(flags.denyNet).toEqual(["evil.example", "10.0.0.1:22"]);
+    expect(flags.netHeaders).toEqual([
+      { host: "api.example.com", name: "Authorization", env: "API_TOKEN" },
+      { host: "127.0.0.1:8080", name: "X-Key", env: "KEY" },
+    ]);
+    const options = runtimeOptions(flags, { API_TOKEN: "Bearer t", KEY: "k" });
+    expect(options.permissions).toMatchObject({
+      net: ["*"],
+      denyNet: ["evil.example", "10.0.0.1:22"],
+    });
+    expect(options.net?.headers).toEqual([
+      { host: "api.example.com", name: "Authorization", value: "Bearer t" },
+      { host: "127.0.0.1:8080", name: "X-Key", value: "k" },
+    ]);
+    expect(() => runtimeOptions(flags, { KEY: "k" })).toThrow(
+      /--net-header=api.example.com=Authorization:API_TOKEN: the environment variable API_TOKEN is not set/,
+    );
+    for (const bad of ["api.example.com", "h=Name", "h=Na me:X", "h=N:1X"])
+      expect(() => parseArgs(["mcp", `--net-header=${bad}`])).toThrow(/HOST=NAME:ENVVAR/);
   });
 
   it("reads comma lists, repeats, and bare --allow-X as allow-all (as Deno does)", () => {

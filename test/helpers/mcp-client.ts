@@ -5,7 +5,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -24,11 +27,16 @@ export interface McpHandle {
 // biome-ignore lint/suspicious/noExplicitAny: tests read structured results whose shape the output schema already checked
 export type ToolResult = CallToolResult & { structuredContent?: Record<string, any> };
 
-export async function stdioServer(args: string[] = []): Promise<McpHandle> {
+export async function stdioServer(
+  args: string[] = [],
+  env?: Record<string, string>,
+): Promise<McpHandle> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, "mcp", ...args],
     stderr: "pipe",
+    // The SDK passes only a few variables on (PATH, HOME, …); a test adds what it needs.
+    ...(env ? { env: { ...getDefaultEnvironment(), ...env } } : {}),
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {

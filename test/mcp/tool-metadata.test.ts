@@ -36,21 +36,30 @@ const ORDER = [
 
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
-// `offline` refuses package downloads (--cached-only); `networked` is the default, where the
-// server downloads Python packages. Nothing here installs a package.
+// `plain` refuses package downloads (--cached-only); `packaged` is the default, where the
+// server downloads Python packages; `networked` also grants guests a host (--allow-net).
+// Nothing here installs a package or makes a request.
 let plain: McpHandle;
+let packaged: McpHandle;
 let networked: McpHandle;
 let tools: Tool[];
+let packagedTools: Tool[];
 let networkedTools: Tool[];
 
 beforeAll(async () => {
-  [plain, networked] = await Promise.all([stdioServer(["--cached-only"]), stdioServer()]);
+  [plain, packaged, networked] = await Promise.all([
+    stdioServer(["--cached-only"]),
+    stdioServer(),
+    stdioServer(["--allow-net=example.com"]),
+  ]);
   tools = (await plain.client.listTools()).tools;
+  packagedTools = (await packaged.client.listTools()).tools;
   networkedTools = (await networked.client.listTools()).tools;
 });
 
 afterAll(async () => {
   expect(await plain.close()).toEqual({ code: 0, signal: null });
+  expect(await packaged.close()).toEqual({ code: 0, signal: null });
   expect(await networked.close()).toEqual({ code: 0, signal: null });
 });
 
@@ -117,11 +126,26 @@ describe("tools/list", () => {
     expect(idempotent("cancel_job")).toBe(true);
   });
 
-  it("is open world only where packages may come over the network: unless --cached-only", () => {
+  it("is open world only where packages or guest code may reach the network", () => {
     expect(tools.filter((t) => t.annotations?.openWorldHint)).toEqual([]);
+    // By default the server downloads Python packages: a Python run installs what its imports
+    // name, as install_package does.
+    expect(packagedTools.filter((t) => t.annotations?.openWorldHint).map((t) => t.name)).toEqual([
+      "execute_python",
+      "execute_code",
+      "create_run_close",
+      "install_package",
+    ]);
     const open = networkedTools.filter((t) => t.annotations?.openWorldHint).map((t) => t.name);
-    // A Python run installs what its imports name, as install_package does.
-    expect(open).toEqual(["execute_python", "execute_code", "create_run_close", "install_package"]);
+    // With a grant, guest code in every language reaches the granted hosts.
+    expect(open).toEqual([
+      "execute_python",
+      "execute_javascript",
+      "execute_bash",
+      "execute_code",
+      "create_run_close",
+      "install_package",
+    ]);
   });
 });
 
@@ -142,11 +166,15 @@ describe("README's tool table", () => {
 
   it("shows each tool's hints as the server sets them", () => {
     for (const { names, hints } of rows) {
-      // "open world unless `--cached-only` (`execute_python`)": only the tools named, if any are.
-      const openWith = /open world unless `--cached-only`(?: \(([^)]*)\))?/.exec(hints);
-      const openNames = openWith?.[1]
-        ? [...openWith[1].matchAll(/`(\w+)`/g)].map((m) => m[1])
-        : names;
+      // "open world unless `--cached-only` (`execute_python`)": by default, only the tools named
+      // (all of the row's when none are); "and with `--allow-net`": all of them given a grant.
+      const unless = /open world unless `--cached-only`(?: \(([^)]*)\))?/.exec(hints);
+      const unlessNames = unless?.[1]
+        ? [...unless[1].matchAll(/`(\w+)`/g)].map((m) => m[1])
+        : unless
+          ? names
+          : [];
+      const withGrant = /with `--allow-net`/.test(hints);
       for (const name of names) {
         const readOnly = /read-only/.test(hints);
         const expected = {
@@ -157,9 +185,13 @@ describe("README's tool table", () => {
           openWorldHint: false,
         };
         expect(byName(tools, name).annotations, name).toMatchObject(expected);
+        expect(byName(packagedTools, name).annotations, name).toMatchObject({
+          ...expected,
+          openWorldHint: unlessNames.includes(name),
+        });
         expect(byName(networkedTools, name).annotations, name).toMatchObject({
           ...expected,
-          openWorldHint: openWith !== null && openNames.includes(name),
+          openWorldHint: unlessNames.includes(name) || withGrant,
         });
       }
     }

@@ -22,8 +22,9 @@ afterAll(async () => {
   await rt?.close();
 });
 
+// curl is present: its requests go to the trusted side like every guest request (T5), and with
+// nothing granted they fail there; see the test after this list.
 const ABSENT = [
-  "curl",
   "wget",
   "nc",
   "ssh",
@@ -48,6 +49,12 @@ it.each(ABSENT)("T15 just-bash commands: %s is absent or fails", async (cmd) => 
   );
   expect(r.stdout).toMatch(/rc=(126|127)\b/);
   expect(r.stdout).toMatch(/which=1\b/);
+});
+
+it("T15/T5 just-bash commands: curl reaches only the trusted side, which grants nothing here", async () => {
+  const r = await sb.run("bash", `curl -sS http://127.0.0.1:9/; echo "rc=$?"`);
+  expect(r.stdout).toMatch(/rc=[1-9]/);
+  expect(r.stderr).toContain("network access to 127.0.0.1:9 is not granted");
 });
 
 it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root do not exist; /tmp is the interpreter's own", async () => {

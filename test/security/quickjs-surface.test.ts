@@ -90,14 +90,14 @@ it("T13 QuickJS require: every module but fs, fs/promises and path fails", async
 it("T13 QuickJS Function-to-host: constructors of every provided function are QuickJS's own Function", async () => {
   const out = await value(`{
     const fs = require("fs");
-    const fns = [console.log, require, process.exit, process.cwd, process.stdout.write, fs.readFileSync, fs.promises.readFile, setTimeout, TextEncoder, require("path").join];
+    const fns = [console.log, require, process.exit, process.cwd, process.stdout.write, fs.readFileSync, fs.promises.readFile, setTimeout, TextEncoder, require("path").join, fetch, Headers, Request, Response];
     const hostError = (() => { try { fs.readFileSync("/etc/passwd"); } catch (e) { return e; } })();
     const realm = Function("return this")();
     JSON.stringify({
       allOwnFunction: fns.every((f) => f.constructor === Function && Object.getPrototypeOf(f) === Function.prototype),
       errorIsOwn: hostError instanceof Error && hostError.constructor === Error,
       realmIsGlobal: realm === globalThis,
-      hostGlobals: ["__polybox", "WebAssembly", "fetch", "Buffer", "global", "module", "exports", "__dirname", "importScripts", "Deno", "Bun"].filter((k) => k in realm),
+      hostGlobals: ["__polybox", "WebAssembly", "Buffer", "global", "module", "exports", "__dirname", "importScripts", "Deno", "Bun"].filter((k) => k in realm),
       viaConstructor: this.constructor.constructor("return typeof __polybox + ',' + typeof WebAssembly")(),
       viaAsync: typeof (async () => {}).constructor("return 1"),
       viaGenerator: typeof (function* () {}).constructor("yield 1"),

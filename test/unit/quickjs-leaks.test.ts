@@ -2,6 +2,7 @@
 // debug build, whose runtime refuses to be disposed while any object is still referenced (an
 // assertion that aborts the module), through everything the engine converts: console output,
 // fs reads and writes of text and bytes, errors, values of every type, promises and timers.
+import { MessageChannel } from "node:worker_threads";
 import { DEBUG_SYNC } from "quickjs-emscripten";
 import { describe, expect, it } from "vitest";
 import { OutputSink } from "../../dist/guest/engines/common/output.js";
@@ -34,12 +35,20 @@ const PROGRAMS = [
   `process.exit(3)`,
   `while (true) {}`,
   `process.env.A + require("path").join("a", "b")`,
+  // fetch: the answer's handles (meta, body buffer) and a refusal's.
+  `const res = await fetch("http://a.example/", { method: "POST", body: new Uint8Array([1, 2]) }); [res.status, await res.text(), res.headers.get("a")]`,
+  `await fetch("http://refused.example/").catch((e) => e.message)`,
 ];
 
 describe("QuickJS handle lifetimes", () => {
   it("disposing the engine after every kind of run leaves no live object (debug build)", async () => {
     const engine = await createEngine(
-      { language: "javascript", memoryMb: 128, assets: { pyodideDir: "" } },
+      {
+        language: "javascript",
+        memoryMb: 128,
+        assets: { pyodideDir: "" },
+        net: { signal: new SharedArrayBuffer(4), port: new MessageChannel().port1 },
+      },
       DEBUG_SYNC,
     );
     const outputs: string[] = [];
@@ -56,6 +65,19 @@ describe("QuickJS handle lifetimes", () => {
         deadline,
         stopRequested: false,
         display: () => undefined,
+        // What the trusted side would answer; this test is about the engine's handles.
+        net: (req) =>
+          req.url.includes("refused")
+            ? { ok: false, kind: "denied", message: "not granted" }
+            : {
+                ok: true,
+                status: 200,
+                statusText: "OK",
+                url: req.url,
+                headers: [["a", "b"]],
+                body: new Uint8Array([104, 105]),
+                redirected: false,
+              },
       });
       output.flush?.();
       expect(outcome.exitCode, code).toBeTypeOf("number");

@@ -253,11 +253,18 @@ export function clearGuestTimers(): void {
   guestTimers.clear();
 }
 
-/** Strips the realm; call after the engine has booted and before guest code runs. */
-export function lockDownRealm(hooksUrl: URL, allowedParents: string[] = []): void {
+/**
+ * Strips the realm; call after the engine has booted and before guest code runs. `fetch` becomes
+ * the one given (the bridge to the trusted side), or nothing.
+ */
+export function lockDownRealm(
+  hooksUrl: URL,
+  allowedParents: string[] = [],
+  bridgedFetch?: typeof fetch,
+): void {
   for (const name of [...NETWORK_GLOBALS, ...CHANNEL_GLOBALS]) {
     Object.defineProperty(globalThis, name, {
-      value: undefined,
+      value: name === "fetch" ? bridgedFetch : undefined,
       writable: false,
       configurable: false,
     });

@@ -2,11 +2,12 @@
 // worker's lifetime and enforces what the worker cannot be trusted to enforce itself: the
 // deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
 
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type {
   EngineResult,
   FromWorker,
+  NetDelivery,
   RestoreAnswer,
   RunRequest,
   StateAnswer,
@@ -14,6 +15,7 @@ import type {
   WheelBlob,
   WorkerInit,
 } from "../../protocol/messages.js";
+import type { NetReply, NetRequest } from "../../protocol/net.js";
 import {
   validateRestoreAnswer,
   validateResult,
@@ -45,6 +47,8 @@ const TERMINATE_CONFIRM_MS = 5_000;
 const EXIT_WORKER_STUCK = 70;
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
+/** Passes the guest's network request `req` on to the trusted side. */
+type NetOut = (req: number, request: NetRequest) => void;
 
 interface Pending {
   id: number;
@@ -52,6 +56,9 @@ interface Pending {
   output: Output;
   timer: NodeJS.Timeout;
   request: RunRequest;
+  net: NetOut;
+  /** The network request the worker is blocked on, if any. */
+  netWaiting: number | null;
   /** What the run printed so far (up to its cap): kept for a result the worker never sends. */
   seen: { stdout: string; stderr: string };
   /** A cancel was asked for: whatever result comes now is a cancelled run's. */
@@ -72,6 +79,9 @@ interface StateAsk {
 export class Interpreter {
   readonly ready: Promise<void>;
   private readonly worker: Worker;
+  /** The network bridge: replies go on `netPort`, then `netSignal[0]` wakes the worker. */
+  private readonly netPort: MessagePort;
+  private readonly netSignal: Int32Array;
   private pending: Pending | null = null;
   private dead = false;
   /** Why the worker ended, when it ended on its own (crash, heap limit). */
@@ -82,9 +92,14 @@ export class Interpreter {
     readonly memoryMb: number,
     assets: WorkerInit["assets"],
   ) {
-    const init: WorkerInit = { language, memoryMb, assets };
+    const channel = new MessageChannel();
+    const signal = new SharedArrayBuffer(4);
+    this.netPort = channel.port1;
+    this.netSignal = new Int32Array(signal);
+    const init: WorkerInit = { language, memoryMb, assets, net: { signal, port: channel.port2 } };
     this.worker = new Worker(WORKER_URL, {
       workerData: init,
+      transferList: [channel.port2],
       env: {},
       stdout: true,
       stderr: true,
@@ -177,7 +192,7 @@ export class Interpreter {
     return this.pending !== null;
   }
 
-  run(id: number, request: RunRequest, output: Output): Promise<EngineResult> {
+  run(id: number, request: RunRequest, output: Output, net: NetOut): Promise<EngineResult> {
     if (this.dead)
       return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
     if (this.pending) throw new Error("interpreter is busy");
@@ -186,7 +201,16 @@ export class Interpreter {
         () => this.kill("timeout"),
         request.limits.timeoutMs + DEADLINE_GRACE_MS,
       );
-      this.pending = { id, resolve, output, timer, request, seen: { stdout: "", stderr: "" } };
+      this.pending = {
+        id,
+        resolve,
+        output,
+        timer,
+        request,
+        net,
+        netWaiting: null,
+        seen: { stdout: "", stderr: "" },
+      };
       this.worker.postMessage({ type: "run", id, request });
     });
   }
@@ -201,8 +225,30 @@ export class Interpreter {
     if (!p || p.cancelled) return;
     p.cancelled = true;
     this.worker.postMessage({ type: "interrupt" });
+    // A worker blocked on a network answer sees no message: wake it with a refusal.
+    if (p.netWaiting !== null) {
+      this.deliver({
+        req: p.netWaiting,
+        reply: { ok: false, kind: "failed", message: "the run was cancelled" },
+      });
+      p.netWaiting = null;
+    }
     clearTimeout(p.timer);
     p.timer = setTimeout(() => this.kill("cancelled"), CANCEL_GRACE_MS);
+  }
+
+  /** The trusted side's answer to network request `req` of run `id`: wakes the worker. */
+  netReply(id: number, req: number, reply: NetReply): void {
+    const p = this.pending;
+    if (!p || p.id !== id || p.netWaiting !== req) return;
+    p.netWaiting = null;
+    this.deliver({ req, reply });
+  }
+
+  private deliver(delivery: NetDelivery): void {
+    this.netPort.postMessage(delivery);
+    Atomics.store(this.netSignal, 0, 1);
+    Atomics.notify(this.netSignal, 0);
   }
 
   /** The host is over its memory ceiling: end this interpreter, its run as `memory_limit`. */
@@ -238,7 +284,13 @@ export class Interpreter {
     }
     const p = this.pending;
     if (!p || !("id" in message) || message.id !== p.id) return;
-    if (message.type === "output") {
+    if (message.type === "net") {
+      // One request at a time: an honest worker blocks on each. A second while one is waiting
+      // is refused here; the trusted side bounds everything else.
+      if (p.netWaiting !== null || !Number.isSafeInteger(message.req)) return;
+      p.netWaiting = message.req;
+      p.net(message.req, message.request);
+    } else if (message.type === "output") {
       // The worker's realm may be the guest's: forward no more than the run may print.
       const room = p.request.limits.maxOutputBytes - p.seen[message.stream].length;
       if (room <= 0 || typeof message.text !== "string") return;

@@ -146,8 +146,11 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
   if (session) sessions.set(session, interpreter);
   running.set(id, interpreter);
   try {
-    const result = await interpreter.run(id, request.request, (stream, text) =>
-      send({ type: "output", id, stream, text }),
+    const result = await interpreter.run(
+      id,
+      request.request,
+      (stream, text) => send({ type: "output", id, stream, text }),
+      (req, netRequest) => send({ type: "net", id, req, request: netRequest }),
     );
     if (fresh && session && !request.request.fullSync) result.stateLost = true;
     send({ type: "result", id, result });
@@ -222,6 +225,9 @@ process.on("message", (message: HostRequest) => {
       else if (pending.has(message.id)) cancelledEarly.add(message.id);
       break;
     }
+    case "net-reply":
+      running.get(message.id)?.netReply(message.id, message.req, message.reply);
+      break;
     case "dispose": {
       const interpreter = sessions.get(message.session);
       sessions.delete(message.session);

@@ -63,7 +63,13 @@ export class Pools {
     try {
       const interpreter = await this.boot(language, this.memoryMb);
       if (WARM_UP.has(language) && !this.closed)
-        await interpreter.run(0, warmUpRequest(this.memoryMb), () => {});
+        // The empty program makes no requests, so none needs an answer.
+        await interpreter.run(
+          0,
+          warmUpRequest(this.memoryMb),
+          () => {},
+          () => {},
+        );
       if (this.closed || !interpreter.alive) interpreter.dispose();
       else this.queue(language).push(interpreter);
     } catch (error) {

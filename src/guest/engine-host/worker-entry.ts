@@ -17,6 +17,7 @@ import type {
   WorkerInit,
 } from "../../protocol/messages.js";
 import type { Engine, EngineFactory } from "../engines/common/engine.js";
+import { createNetBridge, type NetCall, realmFetch } from "../engines/common/net.js";
 import { OutputSink } from "../engines/common/output.js";
 
 /** More display() calls than this in one run are dropped (the trusted side caps sizes). */
@@ -41,6 +42,10 @@ const init = workerData as WorkerInit;
 function send(message: FromWorker, transfer: ArrayBuffer[] = []): void {
   port.postMessage(message, transfer);
 }
+
+const netBridge = createNetBridge(init.net, send);
+/** The network of the run in progress (null between runs: a leftover timer gets no network). */
+let currentNet: NetCall | null = null;
 
 const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = {
   python: async () => (await import("../engines/python/engine.js")).createEngine,
@@ -76,6 +81,7 @@ async function boot(): Promise<Engine> {
   lockDownRealm(
     new URL("./deny-modules.js", import.meta.url),
     LAZY_LOADING_PACKAGES[init.language],
+    realmFetch(() => currentNet),
   );
   return engine;
 }
@@ -98,6 +104,9 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
     stop,
   );
   await engine.applyFiles(request);
+  const deadline = Date.now() + request.limits.timeoutMs;
+  const net = netBridge(id, deadline);
+  currentNet = net;
   const displays: Display[] = [];
   let displayBytes = 0;
   let displaysDropped = false;
@@ -114,7 +123,8 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
       displayBytes += size;
       displays.push(item);
     },
-    deadline: Date.now() + request.limits.timeoutMs,
+    deadline,
+    net,
     get stopRequested() {
       return stopRequested;
     },
@@ -127,6 +137,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
     output.write("stderr", `polybox: engine failure: ${String(error)}\n`);
     outcome = { exitCode: 1, value: null };
   }
+  currentNet = null;
   output.flush();
   clearGuestTimers();
   const changes = await engine.collectFiles();

@@ -36,6 +36,7 @@ import {
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../engines/common/mirror.js";
 import { OutputSink } from "../engines/common/output.js";
 import { BASH_DRIVER, NODE_DRIVER, PYTHON_DRIVER } from "./drivers.js";
+import { GuestProxy } from "./proxy.js";
 
 const WORKSPACE = "/workspace";
 const MIB = 1024 * 1024;
@@ -46,6 +47,8 @@ interface Paths {
   node: string;
   /** Puts each interpreter in a Landlock domain below the agent's: guest code cannot reach us. */
   guestExec: string;
+  /** Run the HTTP proxy on the jail's loopback (the runtime grants guests some network). */
+  proxy?: boolean;
 }
 const paths = JSON.parse(process.argv[2] ?? "{}") as Paths;
 
@@ -117,7 +120,7 @@ interface Pending {
   done: () => void;
 }
 
-const BASE_ENV = {
+const BASE_ENV: Record<string, string> = {
   PATH: "/usr/local/bin:/usr/bin:/bin",
   HOME: WORKSPACE,
   LANG: "C.UTF-8",
@@ -352,7 +355,26 @@ let stripTypes: ((code: string) => { code: string } | { error: string }) | null 
 
 const running = new Map<number, () => void>();
 
+/** The run in progress, whose network requests the proxy relays. */
+let currentRun: number | null = null;
+/** The HTTP proxy on the jail's loopback, when the runtime grants guests network. */
+let proxy: GuestProxy | null = null;
+
 async function run(
+  id: number,
+  language: EngineLanguage,
+  request: RunRequest,
+): Promise<EngineResult> {
+  currentRun = id;
+  try {
+    return await runNow(id, language, request);
+  } finally {
+    currentRun = null;
+    proxy?.endRun(id);
+  }
+}
+
+async function runNow(
   id: number,
   language: EngineLanguage,
   request: RunRequest,
@@ -534,6 +556,10 @@ readLines(process.stdin, (line) => {
     running.get(message.id)?.();
     return;
   }
+  if (message.type === "net-reply") {
+    proxy?.reply(message.id, message.req, message.reply);
+    return;
+  }
   if (message.type !== "run") return;
   queue = queue.then(async () => {
     try {
@@ -562,4 +588,17 @@ process.stdin.on("end", () => {
   for (const i of interpreters.values()) i.kill();
   process.exit(0);
 });
+// The proxy listens before any interpreter starts, so that every one of them has its address.
+if (paths.proxy) {
+  proxy = new GuestProxy(
+    () => currentRun,
+    (id, req, request) => send({ type: "net", id, req, request }),
+  );
+  const url = `http://127.0.0.1:${await proxy.listen()}`;
+  // curl reads only the lower-case http_proxy; most tools read either.
+  for (const name of ["http_proxy", "https_proxy", "all_proxy"]) {
+    BASE_ENV[name] = url;
+    BASE_ENV[name.toUpperCase()] = url;
+  }
+}
 send({ type: "ready" });

@@ -19,15 +19,25 @@ interface RunArgs {
 
 const ABOUT: Record<string, string> = {
   python:
-    "Run Python 3 code (CPython compiled to WebAssembly via Pyodide; the standard library is available, no network). Imports of Pyodide packages load on demand when the server has a package source.",
+    "Run Python 3 code (CPython compiled to WebAssembly via Pyodide; the standard library is available). Imports of Pyodide packages load on demand when the server has a package source.",
   javascript:
-    "Run JavaScript (ES2023 in QuickJS, not Node.js: console.log, a workspace-only fs/path via require, no npm, no network).",
+    "Run JavaScript (ES2023 in QuickJS, not Node.js: console.log, a workspace-only fs/path via require, no npm).",
   typescript:
     "Run TypeScript: types are stripped (not checked) and the result runs as JavaScript in QuickJS.",
-  bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no network, no real processes).",
+  bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no real processes).",
   ruby: "Run Ruby 3.4 (CRuby compiled to WebAssembly, with its standard library; no network, no gems beyond the standard ones). The value is inspect of the last expression.",
   wasm: 'Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else. Send the module in files as {"app.wasm": {"base64": "..."}} (or with write_file).',
 };
+
+/**
+ * What guest code may reach, for a tool's description: the hosts the server grants and each
+ * language's client, or that there is no network.
+ */
+export function networkNote(grants: readonly string[]): string {
+  if (grants.length === 0) return " No network: the server grants guest code no hosts.";
+  const hosts = grants.includes("*") ? "every public host" : grants.slice(0, 20).join(", ");
+  return ` Network, through the server, to ${hosts} only: fetch (JavaScript/TypeScript), urllib.request and pyodide.http.pyfetch (Python), curl (Bash); a refused request fails with an error naming the host, and the answer lists the run's requests.`;
+}
 
 const COMMON =
   " Without sandbox_id the run is one-shot in a fresh, isolated sandbox that is destroyed afterwards; with sandbox_id (from create_sandbox) variables and files persist between calls." +
@@ -44,11 +54,13 @@ export function runTools(ctx: ToolContext): ToolDef[] {
   };
   // A Python run installs what its imports and PEP 723 block name, as install_package does.
   const pythonNet = ctx.service.runtime.packages.mayUseNetwork();
+  // Guest code reaches the hosts --allow-net grants (through the server).
+  const guestNet = ctx.service.runtime.permissions.net.length > 0;
   const perLanguage = (["python", "javascript", "bash"] as const).map((language) =>
     tool({
       name: `execute_${language}`,
       title: `Run ${language[0]!.toUpperCase()}${language.slice(1)}`,
-      description: `${ABOUT[language]}${COMMON}`,
+      description: `${ABOUT[language]}${COMMON}${networkNote(ctx.service.runtime.permissions.net)}`,
       input: runArgs,
       output: executeOutputShape,
       // With a sandbox_id the code may delete or overwrite the files that sandbox keeps.
@@ -56,7 +68,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: language === "python" && pythonNet,
+        openWorldHint: guestNet || (language === "python" && pythonNet),
       },
       run: (args, extra) => execute(ctx, language, args, extra),
       job: (args) => ctx.service.submit(ctx.caller, requestOf(language, args)),
@@ -67,7 +79,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
     tool({
       name: "execute_code",
       title: "Run code in a sandbox",
-      description: `Run code in an existing sandbox (from create_sandbox), keeping its variables and files between calls. language is one of ${LANGUAGES.join(", ")}; it may be omitted if the sandbox was created with a default language. ${Object.values(ABOUT).join(" ")}`,
+      description: `Run code in an existing sandbox (from create_sandbox), keeping its variables and files between calls. language is one of ${LANGUAGES.join(", ")}; it may be omitted if the sandbox was created with a default language. ${Object.values(ABOUT).join(" ")}${networkNote(ctx.service.runtime.permissions.net)}`,
       input: {
         ...runArgs,
         sandbox_id: a.sandboxId,
@@ -79,7 +91,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: pythonNet,
+        openWorldHint: guestNet || pythonNet,
       },
       run: (args, extra) =>
         execute(
@@ -97,7 +109,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
     tool({
       name: "create_run_close",
       title: "Run code once in a fresh sandbox",
-      description: `One shot: create a fresh sandbox, put files in it, run the code, return the result, and destroy the sandbox. Nothing persists. language is one of ${LANGUAGES.join(", ")}.`,
+      description: `One shot: create a fresh sandbox, put files in it, run the code, return the result, and destroy the sandbox. Nothing persists. language is one of ${LANGUAGES.join(", ")}.${networkNote(ctx.service.runtime.permissions.net)}`,
       input: {
         code: a.code,
         language: a.language,
@@ -112,7 +124,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: true,
-        openWorldHint: pythonNet,
+        openWorldHint: guestNet || pythonNet,
       },
       run: (args, extra) => execute(ctx, args.language, args, extra),
       job: (args) => ctx.service.submit(ctx.caller, requestOf(args.language, args)),

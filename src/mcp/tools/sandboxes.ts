@@ -79,6 +79,13 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           .describe(
             "wasm (default): WebAssembly interpreters. native: the server machine's real python3, bash and node in a kernel jail (Linux servers started with --isolation=auto or native).",
           ),
+        net: z
+          .array(z.string().min(1).max(300))
+          .max(64)
+          .optional()
+          .describe(
+            "Hosts this sandbox's code may reach (HOST or HOST:PORT), narrower than what the server grants with --allow-net; default: the server's grant. A host outside the server's grant is an error.",
+          ),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
       annotations: {
@@ -92,6 +99,7 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
           ...(args.language ? { language: args.language } : {}),
           ...(args.engine ? { engine: args.engine } : {}),
           ...(args.name !== undefined ? { name: args.name } : {}),
+          ...(args.net ? { net: args.net } : {}),
           limits: {
             ...(args.timeout_seconds !== undefined
               ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }

@@ -97,6 +97,8 @@ export interface JailSpec {
   timeoutMs?: number;
   statusFd?: number;
   keepFds?: number[];
+  /** The jail's own loopback up (its network namespace has no other interface either way). */
+  loopback?: boolean;
 }
 
 /** The launcher's command line for one jail running `command`. */
@@ -113,6 +115,7 @@ export function jailArgs(spec: JailSpec, command: string[]): string[] {
   if (spec.pids) args.push("--pids", String(spec.pids));
   if (spec.timeoutMs) args.push("--timeout-ms", String(Math.ceil(spec.timeoutMs)));
   if (spec.statusFd !== undefined) args.push("--status-fd", String(spec.statusFd));
+  if (spec.loopback) args.push("--net", "loopback");
   for (const fd of spec.keepFds ?? []) args.push("--keep-fd", String(fd));
   return [...args, "--", ...command];
 }

@@ -3,10 +3,11 @@
 // stay off. just-bash runs every `exec` in a fresh shell, so state between runs is carried here:
 // exported and plain variables and the working directory persist; functions and aliases do not.
 
-import { Bash, InMemoryFs } from "just-bash";
+import { Bash, InMemoryFs, type SecureFetch } from "just-bash";
 import type { RunRequest } from "../../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+import { netFailure } from "../common/net.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { dataCommands } from "./data/index.js";
@@ -80,6 +81,35 @@ async function provideRandomDevices(fs: InMemoryFs): Promise<void> {
   await fs.writeFile("/dev/random", bytes.slice().reverse());
 }
 
+/** just-bash's fetch hook over the run's network bridge. */
+function bridgedFetch(run: RunContext): SecureFetch {
+  return async (url, options = {}) => {
+    const headers: [string, string][] = [];
+    const given = options.headers;
+    if (given instanceof Headers)
+      given.forEach((value, name) => {
+        headers.push([name, value]);
+      });
+    else for (const [name, value] of Object.entries(given ?? {})) headers.push([name, value]);
+    const body = options.body === undefined ? undefined : new TextEncoder().encode(options.body);
+    const reply = run.net({
+      method: (options.method ?? "GET").toUpperCase(),
+      url,
+      headers,
+      ...(body ? { body } : {}),
+      redirect: options.followRedirects === false ? "manual" : "follow",
+    });
+    if (!reply.ok) throw new Error(netFailure(reply));
+    return {
+      status: reply.status,
+      statusText: reply.statusText,
+      headers: Object.fromEntries(reply.headers),
+      body: reply.body,
+      url: reply.url,
+    };
+  };
+}
+
 export async function createEngine(): Promise<Engine> {
   await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
   return recyclable(createInstance);
@@ -126,6 +156,8 @@ async function createInstance(): Promise<Engine> {
           trapCommand(traps),
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
+        // curl and wget: every request goes to the trusted side, which decides.
+        fetch: bridgedFetch(run),
       });
       // Zeros, as much as the random devices hold (`head -c N /dev/zero` is the usual use);
       // just-bash makes /dev/zero an empty file when a shell starts.

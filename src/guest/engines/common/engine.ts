@@ -11,6 +11,7 @@ import type {
   WheelBlob,
   WorkerInit,
 } from "../../../protocol/messages.js";
+import type { NetCall } from "./net.js";
 import type { OutputSink } from "./output.js";
 
 /** What a run produced, before the worker adds output, file changes and limit verdicts. */
@@ -32,6 +33,8 @@ export interface RunContext {
   readonly stopRequested: boolean;
   /** Records one `display()` call of the guest. */
   display(item: Display): void;
+  /** Makes a network request through the trusted side, blocking until it answers. */
+  net: NetCall;
 }
 
 export interface Engine {

@@ -22,8 +22,10 @@ import type {
   StateImage,
   WorkerInit,
 } from "../../../protocol/messages.js";
+import type { NetReply, NetRequest } from "../../../protocol/net.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
+import { netFailure } from "../common/net.js";
 import { FsError, MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";
@@ -75,6 +77,10 @@ export async function createEngine(
 
   defineHost(ctx, fs, {
     out: (stream, text) => current?.output.write(stream, text),
+    net: (request) =>
+      current
+        ? current.net(request)
+        : { ok: false, kind: "failed", message: "no run is in progress" },
     display: (item) => current?.display(item),
     stdin: () => {
       // Like a pipe: the first read gets everything, later reads get end-of-file.
@@ -404,6 +410,7 @@ function bytesOf(ctx: QuickJSContext, handle: QuickJSHandle): Uint8Array {
 
 interface HostHooks {
   out(stream: "stdout" | "stderr", text: string): void;
+  net(request: NetRequest): NetReply;
   display(item: Display): void;
   stdin(): string;
   setTimer(id: number, ms: number): void;
@@ -429,6 +436,31 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     return undefined;
   });
   fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("net", (metaHandle, bodyHandle) => {
+    const meta = JSON.parse(ctx.getString(metaHandle!)) as Omit<NetRequest, "body">;
+    const body =
+      bodyHandle && ctx.typeof(bodyHandle) === "object" ? bytesOf(ctx, bodyHandle) : undefined;
+    const reply = hooks.net({
+      method: String(meta.method),
+      url: String(meta.url),
+      headers: Array.isArray(meta.headers) ? meta.headers : [],
+      ...(body ? { body } : {}),
+      redirect: meta.redirect === "manual" ? "manual" : "follow",
+    });
+    const out = ctx.newObject();
+    const { body: replyBody, ...rest } = reply.ok ? reply : { ...reply, body: undefined };
+    const metaOut = ctx.newString(
+      JSON.stringify(reply.ok ? rest : { ok: false, message: netFailure(reply) }),
+    );
+    ctx.setProp(out, "meta", metaOut);
+    metaOut.dispose();
+    if (replyBody) {
+      const buffer = ctx.newArrayBuffer(replyBody.slice().buffer);
+      ctx.setProp(out, "body", buffer);
+      buffer.dispose();
+    }
+    return out;
+  });
   fn("display", (mime, text, data) => {
     const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
     if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);

@@ -206,7 +206,112 @@ export const PRELUDE_SOURCE = String.raw`
     }
   };
 
-  Object.assign(globalThis, { console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
+
+  // fetch, Headers, Request and Response: requests go to the trusted side through host.net, which
+  // blocks until the answer is in; fetch returns a promise that is already settled.
+  const iterOf = (pairs) => pairs[Symbol.iterator]();
+  class Headers {
+    constructor(init) {
+      this._map = new Map();
+      if (init instanceof Headers) init.forEach((v, k) => this.append(k, v));
+      else if (Array.isArray(init)) for (const [k, v] of init) this.append(k, v);
+      else if (init && typeof init === "object") for (const k of Object.keys(init)) this.append(k, init[k]);
+    }
+    append(name, value) {
+      const k = String(name).toLowerCase();
+      const old = this._map.get(k);
+      this._map.set(k, old === undefined ? String(value) : old + ", " + String(value));
+    }
+    set(name, value) { this._map.set(String(name).toLowerCase(), String(value)); }
+    get(name) { const v = this._map.get(String(name).toLowerCase()); return v === undefined ? null : v; }
+    has(name) { return this._map.has(String(name).toLowerCase()); }
+    delete(name) { this._map.delete(String(name).toLowerCase()); }
+    forEach(fn, self) { for (const [k, v] of [...this._map].sort()) fn.call(self, v, k, this); }
+    entries() { return iterOf([...this._map].sort()); }
+    keys() { return iterOf([...this._map.keys()].sort()); }
+    values() { return iterOf([...this._map].sort().map((e) => e[1])); }
+    [Symbol.iterator]() { return this.entries(); }
+  }
+  const toBuffer = (body) => {
+    if (body === undefined || body === null) return null;
+    if (typeof body === "string") return host.encode(body);
+    if (body instanceof ArrayBuffer) return body.slice(0);
+    if (ArrayBuffer.isView(body)) return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
+    return host.encode(String(body));
+  };
+  class Body {
+    _take() {
+      if (this.bodyUsed) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.bodyUsed = true;
+      return Promise.resolve(this._body === null ? new ArrayBuffer(0) : this._body);
+    }
+    arrayBuffer() { return this._take(); }
+    bytes() { return this._take().then((b) => new Uint8Array(b)); }
+    text() { return this._take().then((b) => host.decode(b)); }
+    json() { return this.text().then((t) => JSON.parse(t)); }
+    get body() { return this._body; }
+  }
+  // Request and Response take Body's methods rather than extending it, so that every global the
+  // prelude provides is a plain function of QuickJS's own realm (a derived class's prototype is
+  // its base, not Function.prototype).
+  const withBody = (cls) => {
+    for (const name of Object.getOwnPropertyNames(Body.prototype))
+      if (name !== "constructor") Object.defineProperty(cls.prototype, name, Object.getOwnPropertyDescriptor(Body.prototype, name));
+    return cls;
+  };
+  class Request {
+    constructor(input, init = {}) {
+      const from = input instanceof Request ? input : null;
+      this.url = from ? from.url : String(input);
+      this.method = String(init.method || (from ? from.method : "GET")).toUpperCase();
+      this.headers = new Headers(init.headers || (from ? from.headers : undefined));
+      this.redirect = init.redirect || (from ? from.redirect : "follow");
+      this._body = init.body !== undefined ? toBuffer(init.body) : from ? from._body : null;
+      if (typeof init.body === "string" && !this.headers.has("content-type")) this.headers.set("content-type", "text/plain;charset=UTF-8");
+      if ((this.method === "GET" || this.method === "HEAD") && this._body !== null) throw new TypeError("Request with GET/HEAD method cannot have body.");
+      this.bodyUsed = false;
+    }
+    clone() { return new Request(this); }
+  }
+  withBody(Request);
+  class Response {
+    constructor(body = null, init = {}) {
+      this._body = toBuffer(body);
+      this.status = init.status === undefined ? 200 : init.status;
+      this.statusText = init.statusText === undefined ? "" : String(init.statusText);
+      this.headers = new Headers(init.headers);
+      this.ok = this.status >= 200 && this.status < 300;
+      this.url = init.url || "";
+      this.redirected = Boolean(init.redirected);
+      this.type = "basic";
+      this.bodyUsed = false;
+    }
+    clone() { return new Response(this._body, this); }
+    static json(data, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      return new Response(JSON.stringify(data), { ...init, headers });
+    }
+  }
+  withBody(Response);
+  const fetch = (input, init) => {
+    try {
+      const request = new Request(input, init);
+      const headers = [];
+      request.headers.forEach((v, k) => headers.push([k, v]));
+      const reply = host.net(
+        JSON.stringify({ method: request.method, url: request.url, headers, redirect: request.redirect === "manual" ? "manual" : "follow" }),
+        request._body === null ? undefined : request._body,
+      );
+      const meta = JSON.parse(reply.meta);
+      if (!meta.ok) return Promise.reject(new TypeError("fetch failed: " + meta.message));
+      return Promise.resolve(new Response(reply.body, meta));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     setEnv(json) { process.env = JSON.parse(json); },

@@ -10,8 +10,10 @@ import type {
   WheelBlob,
   WorkerInit,
 } from "../../../protocol/messages.js";
+import type { NetReply } from "../../../protocol/net.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
+import { type NetCall, netFailure, realmFetch } from "../common/net.js";
 import { RUNNER_SOURCE } from "./runner.py.js";
 import { STATE_SOURCE } from "./state.py.js";
 
@@ -160,6 +162,35 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     env: string,
     sink: Sink,
   ) => Promise<string>;
+  // The guest's network: the run's bridge while a run is in progress, nothing between runs.
+  let netCall: NetCall | null = null;
+  const installNet = py.globals.get("_install_net") as (
+    call: (
+      method: string,
+      url: string,
+      headers: string,
+      body: Uint8Array | undefined,
+      redirect: string,
+    ) => { meta: string; body?: Uint8Array },
+    fetch: typeof globalThis.fetch,
+  ) => void;
+  installNet(
+    (method, url, headers, body, redirect) => {
+      const reply: NetReply = netCall
+        ? netCall({
+            method: String(method),
+            url: String(url),
+            headers: JSON.parse(String(headers)) as [string, string][],
+            ...(body instanceof Uint8Array ? { body: body.slice() } : {}),
+            redirect: redirect === "manual" ? "manual" : "follow",
+          })
+        : { ok: false, kind: "failed", message: "no run is in progress" };
+      if (!reply.ok) return { meta: JSON.stringify({ ok: false, message: netFailure(reply) }) };
+      const { body: data, ...meta } = reply;
+      return { meta: JSON.stringify(meta), body: data };
+    },
+    realmFetch(() => netCall),
+  );
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
@@ -235,6 +266,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     },
     async run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome> {
       sink = ctx.output;
+      netCall = ctx.net;
       interruptBuffer[0] = 0;
       // Bytes, not lines: Pyodide ends every string a `stdin` callback returns with a newline.
       const stdin = new TextEncoder().encode(request.stdin);
@@ -269,6 +301,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
           if (rest) ctx.output.write(stream, rest);
         }
         sink = null;
+        netCall = null;
       }
     },
   };

@@ -180,8 +180,63 @@ _install_compat()
 del _install_compat
 `;
 
+/**
+ * The guest's network in Pyodide: urllib.request (every opener, also one built with an SSL
+ * context, gets a handler that sends the request through polybox's bridge) and
+ * pyodide.http.pyfetch (its fetcher is the bridged fetch). `call` blocks until the trusted side
+ * answers; what it may reach is the trusted side's decision.
+ */
+const PYODIDE_NET = String.raw`
+def _install_net(call, fetch):
+    import http.client, io, json, urllib.error, urllib.request, urllib.response
+    from pyodide.ffi import to_js
+
+    def _send(method, url, headers, body, redirect="follow"):
+        if body is not None:
+            if isinstance(body, str):
+                body = body.encode()
+            elif hasattr(body, "read"):
+                body = body.read()
+            elif not isinstance(body, (bytes, bytearray, memoryview)):
+                body = b"".join(body)
+            body = to_js(bytes(body))
+        reply = call(method, url, json.dumps(headers), body, redirect)
+        meta = json.loads(reply.meta)
+        if not meta["ok"]:
+            raise urllib.error.URLError(meta["message"])
+        data = reply.body.to_bytes() if getattr(reply, "body", None) is not None else b""
+        return meta, data
+
+    class PolyboxHandler(urllib.request.BaseHandler):
+        """Opens http and https URLs through polybox's trusted side."""
+        handler_order = 100
+
+        def _open(self, req):
+            meta, data = _send(req.get_method(), req.full_url, list(req.header_items()), req.data)
+            message = http.client.HTTPMessage()
+            for name, value in meta["headers"]:
+                message[name] = value
+            response = urllib.response.addinfourl(io.BytesIO(data), message, meta["url"], meta["status"])
+            response.msg = response.reason = meta["statusText"]
+            return response
+
+        http_open = https_open = _open
+
+    build_opener = urllib.request.build_opener
+
+    def _build_opener(*handlers):
+        return build_opener(PolyboxHandler, *handlers)
+
+    _build_opener.__doc__ = build_opener.__doc__
+    urllib.request.build_opener = _build_opener
+    urllib.request._opener = None  # urlopen builds its opener with the function above
+    import pyodide.http._pyfetch as pyfetch_module
+    pyfetch_module._jsfetch = fetch
+`;
+
 export const RUNNER_SOURCE = `${PYTHON_COMMON}
 ${PYODIDE_COMPAT}
+${PYODIDE_NET}
 from pyodide.code import eval_code_async as _eval_code_async
 
 def _install_wheel(file_name, data, install_dir):

@@ -1,0 +1,175 @@
+// Trusted side: which hosts a guest may reach. Grants are `host`, `host:port`, `[v6]:port` or `*`
+// (everything), as `--allow-net` writes them; `--deny-net` entries use the same form and win. An
+// address in a private, loopback, link-local, metadata or unique-local range is refused unless
+// the grant names that address literally: granting a *name* never grants what it resolves to
+// inside the machine or its network, so a DNS answer cannot turn a public grant into a LAN one.
+
+import { BlockList, isIP } from "node:net";
+import { PolyboxError } from "../../core/errors.js";
+
+export interface Grant {
+  /** Lower-case host name or IP literal (IPv6 without brackets); "*" for every host. */
+  host: string;
+  /** null: any port. */
+  port: number | null;
+}
+
+/** Ranges a name's answer may never point into, and an address literal only when named. */
+const INTERNAL = new BlockList();
+for (const [net, bits] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const)
+  INTERNAL.addSubnet(net, bits, "ipv4");
+for (const [net, bits] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  // NAT64 and IPv4-mapped forms reach IPv4 addresses: judged by the IPv4 address they carry.
+  ["64:ff9b::", 96],
+] as const)
+  INTERNAL.addSubnet(net, bits, "ipv6");
+
+/** The IPv4 address inside an IPv4-mapped IPv6 one (`::ffff:127.0.0.1`), else the address. */
+export function normalizeAddress(address: string): string {
+  const lower = address.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (mapped) return mapped[1]!;
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  if (hex) {
+    const a = Number.parseInt(hex[1]!, 16);
+    const b = Number.parseInt(hex[2]!, 16);
+    return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
+  }
+  return lower;
+}
+
+/** True for an address a guest may reach only when it is granted literally. */
+export function isInternalAddress(address: string): boolean {
+  const a = normalizeAddress(address);
+  const family = isIP(a);
+  if (family === 0) return true;
+  return INTERNAL.check(a, family === 4 ? "ipv4" : "ipv6");
+}
+
+/** Parses one `--allow-net` / `--deny-net` entry. */
+export function parseGrant(entry: string): Grant {
+  const text = entry.trim().toLowerCase();
+  const bad = (why: string): never => {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `network grant "${entry}": ${why}; write HOST, HOST:PORT, [IPv6]:PORT or *`,
+    );
+  };
+  if (text === "*") return { host: "*", port: null };
+  if (text.includes("/")) bad("a host, not a URL");
+  if (isIP(text) === 6) return { host: text, port: null };
+  let host = text;
+  let port: number | null = null;
+  const v6 = /^\[([0-9a-f:.]+)\](?::(\d+))?$/.exec(text);
+  if (v6) {
+    host = v6[1]!;
+    if (isIP(host) !== 6) bad("not an IPv6 address");
+    if (v6[2] !== undefined) port = Number(v6[2]);
+  } else {
+    const m = /^([a-z0-9.-]+)(?::(\d+))?$/.exec(text);
+    if (!m) return bad("not a host name");
+    host = m[1]!.replace(/\.$/, "");
+    if (m[2] !== undefined) port = Number(m[2]);
+  }
+  if (host === "" || host.length > 253) bad("not a host name");
+  if (port !== null && !(port >= 1 && port <= 65535)) bad("port must be 1 to 65535");
+  return { host: normalizeAddress(host), port };
+}
+
+export function parseGrants(entries: readonly string[]): Grant[] {
+  return entries.map(parseGrant);
+}
+
+function matches(grant: Grant, host: string, port: number): boolean {
+  return (
+    (grant.host === "*" || grant.host === host) && (grant.port === null || grant.port === port)
+  );
+}
+
+/** `host:port` as a grant would name it (IPv6 in brackets). */
+export function hostPort(host: string, port: number): string {
+  return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+export type Verdict = { ok: true } | { ok: false; why: string };
+
+export class NetPolicy {
+  constructor(
+    readonly allow: readonly Grant[],
+    readonly deny: readonly Grant[],
+  ) {}
+
+  get grantsAnything(): boolean {
+    return this.allow.length > 0;
+  }
+
+  /** The host as the URL names it: granted, and not denied? */
+  checkHost(host: string, port: number): Verdict {
+    const h = normalizeAddress(host);
+    if (this.deny.some((g) => matches(g, h, port)))
+      return { ok: false, why: `${hostPort(h, port)} is denied by the server (--deny-net)` };
+    if (!this.allow.some((g) => matches(g, h, port)))
+      return {
+        ok: false,
+        why: `network access to ${hostPort(h, port)} is not granted; the server grants it with --allow-net=${isIP(h) === 6 ? `[${h}]` : h} (permissions.net in the library)`,
+      };
+    return { ok: true };
+  }
+
+  /** One address the host resolved to (or the host itself, for a literal): may we connect? */
+  checkAddress(host: string, address: string, port: number): Verdict {
+    const a = normalizeAddress(address);
+    if (this.deny.some((g) => g.host !== "*" && matches(g, a, port)))
+      return { ok: false, why: `${host} resolves to ${a}, which is denied (--deny-net)` };
+    if (!isInternalAddress(a)) return { ok: true };
+    // Granted by name only where the grant is the address itself.
+    if (this.allow.some((g) => g.host === a && (g.port === null || g.port === port)))
+      return { ok: true };
+    const named = normalizeAddress(host) === a ? `${a} is` : `${host} resolves to ${a},`;
+    return {
+      ok: false,
+      why: `${named} a private, loopback, link-local or metadata address, reachable only when granted literally (--allow-net=${hostPort(a, port)})`,
+    };
+  }
+
+  /** A narrower policy for one sandbox: every entry must lie within this one's grant. */
+  narrow(entries: readonly string[]): NetPolicy {
+    const grants = parseGrants(entries);
+    const wider = grants.filter(
+      (g) =>
+        !this.allow.some(
+          (s) =>
+            (s.host === "*" || (s.host === g.host && g.host !== "*")) &&
+            (s.port === null || s.port === g.port),
+        ),
+    );
+    if (wider.length > 0) {
+      const names = wider.map((g) =>
+        g.host === "*" ? "*" : g.port === null ? g.host : hostPort(g.host, g.port),
+      );
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        `a sandbox's network grant must lie within the runtime's; ${names.join(", ")} ${wider.length === 1 ? "is" : "are"} not within it (granted: ${this.allow.length === 0 ? "nothing" : this.allow.map((g) => (g.host === "*" ? "*" : g.port === null ? g.host : hostPort(g.host, g.port))).join(", ")})`,
+        { details: { limit: "permissions.net", hosts: names } },
+      );
+    }
+    return new NetPolicy(grants, this.deny);
+  }
+}

@@ -1,0 +1,132 @@
+// Native mode's guest network (docs/security.md, "Egress"): with a grant, each jail's agent runs
+// an HTTP proxy on the jail's own loopback (the jail has no other interface) and sets
+// HTTP_PROXY/HTTPS_PROXY/ALL_PROXY, so the machine's curl and Python reach granted hosts through
+// the trusted side, which checks each request and adds `--net-header` headers the jail never
+// holds. CONNECT (https:// through the proxy) is refused with a clear answer. Without a grant
+// there is no proxy and no loopback: a listener on the host sees nothing.
+
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { usable } from "./helpers.js";
+
+const SECRET = "native-boundary-secret";
+const CURL = existsSync("/usr/bin/curl");
+const REQUESTS = spawnSync("/usr/bin/python3", ["-c", "import requests"]).status === 0;
+const seen: { url: string; key: string | undefined }[] = [];
+let connections = 0;
+const site = http.createServer((req, res) => {
+  seen.push({ url: req.url ?? "", key: req.headers["x-key"] as string | undefined });
+  if (req.url === "/moved") {
+    res.writeHead(302, { location: "/landed" });
+    res.end();
+  } else res.end(`hello ${req.url}`);
+});
+site.on("connection", () => {
+  connections++;
+});
+let port = 0;
+let granted: Runtime;
+let nothing: Runtime;
+
+describe.runIf(usable)("native mode's proxy", () => {
+  beforeAll(async () => {
+    await new Promise<void>((r) => site.listen(0, "127.0.0.1", r));
+    port = (site.address() as AddressInfo).port;
+    const pool = { python: 0, javascript: 0, bash: 0 };
+    granted = await testRuntime({
+      isolation: "auto",
+      pool,
+      permissions: { net: [`127.0.0.1:${port}`] },
+      net: { headers: [{ host: `127.0.0.1:${port}`, name: "X-Key", value: SECRET }] },
+    });
+    nothing = await testRuntime({ isolation: "auto", pool });
+  });
+  afterAll(async () => {
+    await Promise.all([granted?.close(), nothing?.close()]);
+    site.closeAllConnections();
+    await new Promise((r) => site.close(r));
+  });
+
+  it.runIf(CURL)("curl reaches a granted host; the header is added outside the jail", async () => {
+    const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+    const r = await sb.run(
+      "bash",
+      `curl -sS http://127.0.0.1:${port}/curl; echo; curl -sS -L http://127.0.0.1:${port}/moved; echo
+       env | grep -c ${SECRET.slice(0, 8)} || true`,
+    );
+    await sb.close();
+    expect(r.stdout).toBe(`hello /curl\nhello /landed\n0\n`);
+    expect(seen.find((s) => s.url === "/curl")?.key).toBe(SECRET);
+    expect(r.network?.map((n) => n.status)).toEqual([200, 302, 200]);
+  });
+
+  it("Python's urllib goes through the proxy; a refused request names the host and the flag", async () => {
+    const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+    const r = await sb.run(
+      "python",
+      `import os, urllib.request, urllib.error
+print(urllib.request.urlopen("http://127.0.0.1:${port}/py").read().decode())
+try:
+    urllib.request.urlopen("http://169.254.169.254/latest/meta-data/")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+print(any("${SECRET.slice(0, 8)}" in v for v in os.environ.values()))`,
+    );
+    await sb.close();
+    expect(r.stdout).toContain("hello /py\n");
+    expect(r.stdout).toContain(
+      "403 polybox: network access to 169.254.169.254:80 is not granted; the server grants it with --allow-net=169.254.169.254",
+    );
+    expect(r.stdout).toContain("False\n");
+  });
+
+  it.runIf(REQUESTS)("Python requests, which reads the proxy variables itself", async () => {
+    const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+    const r = await sb.run(
+      "python",
+      `import requests
+r = requests.post("http://127.0.0.1:${port}/requests", data=b"x=1")
+print(r.status_code, r.text)`,
+    );
+    await sb.close();
+    expect(r.stdout, r.stderr).toBe("200 hello /requests\n");
+  });
+
+  it.runIf(CURL)("CONNECT (https:// through the proxy) is refused clearly", async () => {
+    const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+    const r = await sb.run("bash", `curl -sS https://127.0.0.1:${port}/; echo "rc=$?"`);
+    await sb.close();
+    expect(r.stderr).toMatch(/CONNECT tunnel failed, response 501/);
+    expect(r.stdout).toMatch(/rc=[1-9]/);
+  });
+
+  it.runIf(CURL)(
+    "nothing granted: no proxy, and a loopback listener on the host sees nothing",
+    async () => {
+      const before = connections;
+      const sb = await Sandbox.create({ runtime: nothing, engine: "native" });
+      const r = await sb.run(
+        "bash",
+        `env | grep -ci proxy || true; curl -sS --max-time 5 http://127.0.0.1:${port}/none; echo "rc=$?"`,
+      );
+      const py = await sb.run(
+        "python",
+        `import urllib.request
+try:
+    urllib.request.urlopen("http://127.0.0.1:${port}/none-py", timeout=5)
+except Exception as e:
+    print(type(e).__name__)`,
+      );
+      await sb.close();
+      expect(r.stdout).toMatch(/^0\n/);
+      expect(r.stdout).toMatch(/rc=[1-9]/);
+      expect(py.stdout).toBe("URLError\n");
+      expect(connections).toBe(before);
+      expect(seen.some((s) => s.url.startsWith("/none"))).toBe(false);
+    },
+  );
+});
