@@ -9,6 +9,7 @@ import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import { doctorReport, formatDoctor, healthy } from "./doctor.js";
 import { HELP } from "./help.js";
+import { routerCommand } from "./router.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { version } from "./version.js";
@@ -49,6 +50,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case "run":
       return runCommand(flags);
+    case "router":
+      return routerCommand(flags);
     case "mcp":
     case "serve":
       return serveCommand(command, flags);
