@@ -76,6 +76,7 @@ export class ClusterNode {
   private draining = false;
   private closed = false;
   private slotsFree = 0;
+  private runs = 0;
   private readonly slotWaiters: (() => void)[] = [];
 
   constructor(options: ClusterOptions) {
@@ -193,6 +194,7 @@ export class ClusterNode {
       address: this.address,
       capacity: this.service?.sandboxes.maxSandboxes ?? 0,
       load: this.open.size + this.running.size,
+      runs: this.runs,
       draining: this.draining,
       startedAt: this.startedAt,
       heartbeatAt: Date.now(),
@@ -285,6 +287,7 @@ export class ClusterNode {
     const id = job.id!;
     const abort = new AbortController();
     this.running.set(id, abort);
+    this.runs++;
     try {
       await job.updateData({ ...data, startedBy: this.id });
       this.beat();

@@ -17,6 +17,8 @@ export interface NodeRecord {
   capacity: number;
   /** Sandboxes open plus runs in progress. */
   load: number;
+  /** Runs it took from the queues since it started. */
+  runs: number;
   /** Draining: it takes no new sandboxes and no new runs. */
   draining: boolean;
   startedAt: number;

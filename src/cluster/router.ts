@@ -152,7 +152,7 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     if (node !== null) return node;
     throw new PolyboxError(
       "SANDBOX_LOST",
-      `sandbox ${sandboxId} was on ${lostReason(nodeId, await registry.lastSeen(nodeId))}; create a new one`,
+      `sandbox ${sandboxId} was lost: ${lostReason(nodeId, await registry.lastSeen(nodeId))}; create a new one`,
       { details: { sandboxId } },
     );
   };
