@@ -208,11 +208,13 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
       createdAt: Date.now(),
     };
     if (async) await registry.recordJob(id, ref, JOB_KEEP_MS);
-    const keep = { age: Math.round(JOB_KEEP_MS / 1000) };
+    // An awaited run's job is kept a minute: removed at once, a router that checks it just after
+    // it finished would find no job and no result.
+    const keep = { age: Math.round((async ? JOB_KEEP_MS : 60_000) / 1000) };
     const job = await queueOf(queue).add(name, data, {
       jobId: id,
-      removeOnComplete: async ? keep : true,
-      removeOnFail: async ? keep : true,
+      removeOnComplete: keep,
+      removeOnFail: keep,
     });
     return job;
   };
@@ -285,6 +287,17 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     const json = (status: number, body: unknown): void => {
       res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     };
+    if (url.pathname === "/healthz" && req.method === "GET") {
+      // For load balancers: this router can reach Redis, and how many nodes are live.
+      // Commands wait for Redis to come back, so the check gives up after a while.
+      const nodes = await Promise.race([
+        registry.nodes().catch(() => null),
+        new Promise<null>((r) => setTimeout(() => r(null), 2000).unref()),
+      ]);
+      return nodes === null
+        ? json(503, { ok: false, error: "Redis is unreachable" })
+        : json(200, { ok: true, nodes: nodes.length });
+    }
     if (url.pathname !== "/mcp") return json(404, { error: "not found: the MCP endpoint is /mcp" });
     let token: Buffer | null = null;
     if (tokenDigests.length > 0) {

@@ -86,7 +86,8 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     for (let i = 0; i < 6; i++) ids.push(await create(clients()[i % 2]!));
     const owners = await Promise.all(ids.map(ownerOf));
     expect(new Set(owners)).toEqual(new Set(["n1", "n2", "n3"]));
-    for (const id of ids) expect((await call(a, "close_sandbox", { sandbox_id: id })).isError).toBeFalsy();
+    for (const id of ids)
+      expect((await call(a, "close_sandbox", { sandbox_id: id })).isError).toBeFalsy();
     expect(await Promise.all(ids.map(ownerOf))).toEqual(ids.map(() => null));
   });
 
@@ -145,7 +146,10 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     }, 60_000);
     expect(done.structuredContent?.result?.stdout).toBe("first\nsecond\n");
     const logs = await call(a, "get_job_logs", { job_id: jobId });
-    expect(logs.structuredContent).toMatchObject({ status: "completed", stdout: "first\nsecond\n" });
+    expect(logs.structuredContent).toMatchObject({
+      status: "completed",
+      stdout: "first\nsecond\n",
+    });
 
     // Output so far, from the other router, while the run goes on.
     const long = await call(b, "execute_python", {
@@ -155,7 +159,8 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     const longId = long.structuredContent?.job_id as string;
     await until(async () => {
       const l = await call(a, "get_job_logs", { job_id: longId });
-      return l.structuredContent?.status === "running" && l.structuredContent?.stdout === "started\n"
+      return l.structuredContent?.status === "running" &&
+        l.structuredContent?.stdout === "started\n"
         ? l
         : undefined;
     }, 60_000);
@@ -179,7 +184,11 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "t", version: "0" },
+      },
     };
     const post = (url: string, headers: Record<string, string>, body: unknown) =>
       fetch(url, {
@@ -297,7 +306,9 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     // Once its record expired, the answer names its last heartbeat.
     await until(async () => ((await record("n3")) === null ? true : undefined), 15_000);
     const later = await call(a, "get_sandbox_status", { sandbox_id: onN3 });
-    expect(text(later)).toMatch(/SANDBOX_LOST: sandbox \S+ was lost: node n3 stopped heartbeating \(last heartbeat at \d{4}-/);
+    expect(text(later)).toMatch(
+      /SANDBOX_LOST: sandbox \S+ was lost: node n3 stopped heartbeating \(last heartbeat at \d{4}-/,
+    );
 
     const outcomes = await Promise.all(
       jobs.map((id) =>

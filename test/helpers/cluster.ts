@@ -37,10 +37,17 @@ export interface Proc {
   output: () => string;
   /** Resolves when the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stop: (signal?: NodeJS.Signals) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop: (
+    signal?: NodeJS.Signals,
+  ) => Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function start(command: string, args: string[], ready: RegExp, env = {}): Promise<Proc & { match: RegExpExecArray }> {
+function start(
+  command: string,
+  args: string[],
+  ready: RegExp,
+  env = {},
+): Promise<Proc & { match: RegExpExecArray }> {
   const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
@@ -61,7 +68,9 @@ function start(command: string, args: string[], ready: RegExp, env = {}): Promis
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    void exited.then((e) => reject(new Error(`${args.join(" ")} exited (${e.code ?? e.signal}): ${out}`)));
+    void exited.then((e) =>
+      reject(new Error(`${args.join(" ")} exited (${e.code ?? e.signal}): ${out}`)),
+    );
   });
 }
 
@@ -86,7 +95,18 @@ export async function startCluster(options: {
   const dir = mkdtempSync(path.join(tmpdir(), "polybox-cluster-"));
   const redis = await start(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+    ],
     /Ready to accept connections/,
   );
   const redisUrl = `redis://127.0.0.1:${port}/0`;
@@ -124,7 +144,15 @@ export async function startCluster(options: {
     startRouter: async (extra = []) => {
       const p = await start(
         process.execPath,
-        [CLI, "router", "--port=0", `--cluster=${redisUrl}`, `--cluster-secret=${secret}`, ...token, ...extra],
+        [
+          CLI,
+          "router",
+          "--port=0",
+          `--cluster=${redisUrl}`,
+          `--cluster-secret=${secret}`,
+          ...token,
+          ...extra,
+        ],
         /router on (http:\/\/\S+\/mcp)/,
       );
       const router = { ...p, url: p.match[1]! };
@@ -138,7 +166,9 @@ export async function startCluster(options: {
     },
   };
   try {
-    await Promise.all(Array.from({ length: options.nodes }, (_, i) => cluster.startNode(`n${i + 1}`)));
+    await Promise.all(
+      Array.from({ length: options.nodes }, (_, i) => cluster.startNode(`n${i + 1}`)),
+    );
     for (let i = 0; i < options.routers; i++) await cluster.startRouter();
   } catch (error) {
     await cluster.stop();
@@ -154,7 +184,9 @@ export async function connect(
   headers: Record<string, string> = {},
 ): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) } },
+    requestInit: {
+      headers: { ...headers, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    },
   });
   const client = new Client({ name: "polybox-cluster-test", version: "0.0.0" });
   await client.connect(transport);
