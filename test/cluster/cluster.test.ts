@@ -4,14 +4,26 @@
 // checked against its output schema). The tests share the cluster and run in order: the last
 // ones drain one node (SIGTERM) and kill another (SIGKILL).
 
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Cluster, connect, redisMissing, startCluster } from "../helpers/cluster.js";
+import { type Cluster, connect, freePort, redisMissing, startCluster } from "../helpers/cluster.js";
 import { call, type ToolResult, text } from "../helpers/mcp-client.js";
 
 const missing = redisMissing();
 const TOKEN = "router-test-token";
+const haproxy = (() => {
+  try {
+    execFileSync("haproxy", ["-v"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 interface NodeRecord {
   id: string;
@@ -53,7 +65,8 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
       routers: 2,
       token: TOKEN,
       ttl: "3s",
-      nodeArgs: ["--concurrency=2"],
+      // Three nodes share two cores: no warm TypeScript hosts, which no test uses.
+      nodeArgs: ["--concurrency=2", "--pool=typescript=0"],
     });
     redis = new Redis(cluster.redisUrl);
     a = await connect(cluster.routers[0]!.url, TOKEN);
@@ -242,6 +255,60 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     expect(done.structuredContent?.result?.stdout).toBe("from before\n");
     await call(a, "close_sandbox", { sandbox_id: id });
   }, 120_000);
+
+  it.skipIf(!haproxy)(
+    "works behind HAProxy, as README's example configures it",
+    async () => {
+      const port = await freePort();
+      const dir = mkdtempSync(path.join(tmpdir(), "polybox-haproxy-"));
+      const servers = cluster.routers
+        .map((r, i) => `  server router${i + 1} ${new URL(r.url).host} check`)
+        .join("\n");
+      const config = `defaults
+  mode http
+  timeout connect 5s
+  timeout client 15m
+  timeout server 15m
+
+frontend polybox
+  bind 127.0.0.1:${port}
+  default_backend routers
+
+backend routers
+  balance roundrobin
+  option httpchk GET /healthz
+${servers}
+`;
+      writeFileSync(path.join(dir, "haproxy.cfg"), config);
+      const proxy = spawn("haproxy", ["-db", "-f", path.join(dir, "haproxy.cfg")], {
+        stdio: "ignore",
+      });
+      try {
+        const base = `http://127.0.0.1:${port}`;
+        await until(async () => {
+          const r = await fetch(`${base}/healthz`).catch(() => null);
+          return r?.status === 200 ? true : undefined;
+        }, 20_000);
+        const client = await connect(`${base}/mcp`, TOKEN);
+        const id = await create(client);
+        for (let i = 1; i <= 6; i++) {
+          const r = await call(client, "execute_python", {
+            code: i === 1 ? "k = 1\nprint(k)" : "k += 1\nprint(k)",
+            sandbox_id: id,
+          });
+          expect(r.structuredContent?.stdout, text(r)).toBe(`${i}\n`);
+        }
+        const once = await call(client, "execute_bash", { code: "echo via-haproxy" });
+        expect(once.structuredContent?.stdout).toBe("via-haproxy\n");
+        await call(client, "close_sandbox", { sandbox_id: id });
+        await client.close();
+      } finally {
+        proxy.kill("SIGKILL");
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it("drains a node on SIGTERM: it finishes its run, takes no new sandbox, and exits", async () => {
     let onN2: string | undefined;
