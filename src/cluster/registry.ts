@@ -50,6 +50,8 @@ export const SHARED_QUEUE = "polybox-runs";
 export const nodeQueue = (nodeId: string) => `polybox-runs-node-${nodeId}`;
 /** How long a sandbox's catalogue entry outlives its node (so its id answers SANDBOX_LOST). */
 const SANDBOX_ENTRY_TTL_S = 7 * 24 * 3600;
+/** How long a closed sandbox's entry stays (its node remembers why it closed). */
+const CLOSED_SANDBOX_ENTRY_TTL_S = 3600;
 /** Largest logs a running routed job keeps in Redis per stream. */
 export const MAX_LOG_BYTES = 256 * 1024;
 
@@ -149,8 +151,12 @@ export class Registry {
     await this.redis.set(key.sandbox(sandboxId), nodeId, "EX", SANDBOX_ENTRY_TTL_S);
   }
 
+  /**
+   * A closed sandbox's entry stays a while, so a call for it still reaches its node, which tells
+   * why it is gone (closed, expired) rather than that it never existed.
+   */
   async forgetSandbox(sandboxId: string): Promise<void> {
-    await this.redis.del(key.sandbox(sandboxId));
+    await this.redis.expire(key.sandbox(sandboxId), CLOSED_SANDBOX_ENTRY_TTL_S);
   }
 
   async ownerOf(sandboxId: string): Promise<string | null> {

@@ -123,6 +123,14 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
       if (res.status === 401) {
         throw new PolyboxError("PERMISSION_DENIED", `node ${node.id} refused the cluster secret`);
       }
+      if (res.status !== 200) {
+        // The node is there but refused the request itself (too big, malformed): not a lost node.
+        const why = (await res.json().catch(() => ({}))) as { error?: unknown };
+        throw new PolyboxError(
+          res.status === 413 ? "INVALID_ARGUMENT" : "PROTOCOL_ERROR",
+          `node ${node.id} refused the call (HTTP ${res.status}${typeof why.error === "string" ? `: ${why.error}` : ""})`,
+        );
+      }
       answer = (await res.json()) as ForwardAnswer;
     } catch (error) {
       if (error instanceof PolyboxError || signal?.aborted) throw error;

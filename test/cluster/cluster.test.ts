@@ -101,7 +101,12 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     expect(new Set(owners)).toEqual(new Set(["n1", "n2", "n3"]));
     for (const id of ids)
       expect((await call(a, "close_sandbox", { sandbox_id: id })).isError).toBeFalsy();
-    expect(await Promise.all(ids.map(ownerOf))).toEqual(ids.map(() => null));
+    // Its node still answers for a closed one, with why it is gone.
+    const gone = await call(b, "execute_python", { code: "1", sandbox_id: ids[0] });
+    expect(gone.isError).toBe(true);
+    expect(text(gone)).toMatch(/SANDBOX_NOT_FOUND: sandbox \S+ no longer exists/);
+    const never = await call(b, "get_sandbox_status", { sandbox_id: "never-made" });
+    expect(text(never)).toMatch(/SANDBOX_NOT_FOUND: no sandbox with id "never-made"/);
   });
 
   it("keeps a sandbox's state across 100 calls through alternating routers", async () => {
