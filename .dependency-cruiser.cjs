@@ -8,6 +8,7 @@
 //   src/core/        the library's model (sandboxes, workspaces, limits, jobs), host-agnostic
 //   src/runtime.ts   the composition root that wires core to the supervisors
 //   src/mcp/, src/cli/  adapters over the library
+//   src/cluster/     nodes and routers over Redis and BullMQ: an adapter over mcp/ and the library
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -63,6 +64,14 @@ module.exports = {
       severity: "error",
       from: { path: "^src/supervisor/" },
       to: { path: "^src/(mcp|cli)/|^src/runtime\\.ts$|^src/index\\.ts$" },
+    },
+    {
+      name: "cluster-is-an-adapter",
+      severity: "error",
+      comment:
+        "The cluster sits on top of the MCP adapter and the library; nothing below it knows it (the CLI wires it in).",
+      from: { path: "^src/(core|supervisor|protocol|mcp)/|^src/runtime\\.ts$|^src/index\\.ts$" },
+      to: { path: "^src/cluster/" },
     },
     {
       name: "declared-dependencies-only",

@@ -12,6 +12,7 @@ export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/j
 export { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits } from "./core/limits.js";
 export {
   type ManagedSandboxInfo,
+  type SandboxEvents,
   SandboxManager,
   type SandboxManagerOptions,
 } from "./core/registry.js";

@@ -9,7 +9,7 @@ import { parseDuration, parseSize } from "../core/limits.js";
 import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
 import { LANGUAGES, type Language } from "../protocol/languages.js";
 
-export type Command = "mcp" | "serve" | "run" | "doctor" | "warmup" | "help" | "version";
+export type Command = "mcp" | "serve" | "router" | "run" | "doctor" | "warmup" | "help" | "version";
 
 export interface Flags {
   allowRead: string[];
@@ -49,6 +49,14 @@ export interface Flags {
   port?: number;
   host?: string;
   token?: string;
+  /** Join (serve) or front (router) the cluster in this Redis: redis://HOST:PORT[/DB]. */
+  cluster?: string;
+  clusterSecret?: string;
+  nodeId?: string;
+  /** The URL routers reach this node at (default: its own listening address). */
+  advertise?: string;
+  clusterTtlMs?: number;
+  drainGraceMs?: number;
   lang?: string;
   eval?: string;
   file?: string;
@@ -138,9 +146,15 @@ const FLAGS: Record<string, FlagSpec> = {
   "rate-limit": { kind: "rate", key: "rateLimit", on: SERVERS },
   "job-retention": { kind: "duration", key: "jobRetentionMs", on: SERVERS },
   tools: { kind: "list", key: "tools", on: SERVERS },
-  port: { kind: "int", key: "port", on: ["serve"] },
-  host: { kind: "string", key: "host", on: ["serve"] },
-  token: { kind: "string", key: "token", on: ["serve"] },
+  port: { kind: "int", key: "port", on: ["serve", "router"] },
+  host: { kind: "string", key: "host", on: ["serve", "router"] },
+  token: { kind: "string", key: "token", on: ["serve", "router"] },
+  cluster: { kind: "string", key: "cluster", on: ["serve", "router"] },
+  "cluster-secret": { kind: "string", key: "clusterSecret", on: ["serve", "router"] },
+  "node-id": { kind: "string", key: "nodeId", on: ["serve"] },
+  advertise: { kind: "string", key: "advertise", on: ["serve"] },
+  "cluster-ttl": { kind: "duration", key: "clusterTtlMs", on: ["serve"] },
+  "drain-grace": { kind: "duration", key: "drainGraceMs", on: ["serve"] },
   lang: { kind: "string", key: "lang", on: ["run"] },
   eval: { kind: "string", key: "eval", on: ["run"] },
   file: { kind: "append", key: "inputs", on: ["run"] },
@@ -153,7 +167,7 @@ const FLAGS: Record<string, FlagSpec> = {
 };
 
 const SHORT: Record<string, string> = { e: "eval", l: "lang" };
-const COMMANDS: readonly string[] = ["mcp", "serve", "run", "doctor", "warmup", "help"];
+const COMMANDS: readonly string[] = ["mcp", "serve", "router", "run", "doctor", "warmup", "help"];
 
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedArgs {
   const flags: Flags = {
@@ -183,7 +197,9 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
     if (!long && !short) {
       if (command === null && COMMANDS.includes(arg)) command = arg as Command;
       else if (command === null)
-        throw new UsageError(`unknown command "${arg}"; commands: mcp, serve, run, doctor, warmup`);
+        throw new UsageError(
+          `unknown command "${arg}"; commands: mcp, serve, router, run, doctor, warmup`,
+        );
       else positional.push(arg);
       continue;
     }
@@ -219,10 +235,19 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
   } else if (positional.length > 0) {
     throw new UsageError(`unexpected argument "${positional[0]}" for polybox ${cmd}`);
   }
-  if (cmd === "serve" && flags.token === undefined && env.POLYBOX_TOKEN)
+  if ((cmd === "serve" || cmd === "router") && flags.token === undefined && env.POLYBOX_TOKEN)
     flags.token = env.POLYBOX_TOKEN;
   if (flags.pyodideCdn === undefined && env.POLYBOX_PYODIDE_CDN)
     flags.pyodideCdn = env.POLYBOX_PYODIDE_CDN;
+  if (flags.clusterSecret === undefined && env.POLYBOX_CLUSTER_SECRET)
+    flags.clusterSecret = env.POLYBOX_CLUSTER_SECRET;
+  if (cmd === "router" && flags.cluster === undefined)
+    throw new UsageError("polybox router needs --cluster=redis://HOST:PORT[/DB]");
+  if (flags.cluster !== undefined && !flags.clusterSecret) {
+    throw new UsageError(
+      "--cluster needs a cluster secret shared by every node and router: --cluster-secret or POLYBOX_CLUSTER_SECRET",
+    );
+  }
   return { command: cmd, flags };
 }
 

@@ -23,6 +23,7 @@ export const HELP = `polybox — run untrusted code in sandboxes: ${languageTitl
 Usage:
   polybox mcp [flags]                 MCP server over stdio (for Claude Desktop and other clients)
   polybox serve [flags]               MCP server over Streamable HTTP at http://HOST:PORT/mcp
+  polybox router --cluster=URL [flags]  stateless MCP front for cluster nodes (see Cluster below)
   polybox run [flags] FILE            run a file; language from the extension (${knownExtensions()})
   polybox run [flags] APP.wasm [-- ARGS]  run a WASI preview 1 module with arguments
   polybox run [flags] --lang L -e CODE
@@ -97,6 +98,15 @@ HTTP (serve):
   --token=SECRET[,SECRET]       require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN);
                                 each token is one client, owning its sandboxes and jobs. Without
                                 tokens each session is a client and its sandboxes close with it
+
+Cluster (serve joins as a node; router fronts the nodes):
+  --cluster=redis://HOST:PORT[/DB]  the Redis that holds the node registry and the run queues
+  --cluster-secret=S            shared by nodes and routers (default: env POLYBOX_CLUSTER_SECRET);
+                                a node refuses routed calls without it. Required with --cluster
+  --node-id=ID                  this node's id (default: HOSTNAME-PID)
+  --advertise=URL               where routers reach this node (default: its listening address)
+  --cluster-ttl=10s             a node silent this long is dropped; its sandboxes are lost
+  --drain-grace=30s             on SIGTERM a node takes no new work and finishes within this
 
 Run:
   --lang=L, -l L                ${LANGUAGES.join(", ")} (or an alias below)

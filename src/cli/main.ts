@@ -8,6 +8,7 @@ import { flagHint } from "../mcp/hints.js";
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
 import { doctorReport, formatDoctor, healthy } from "./doctor.js";
 import { HELP } from "./help.js";
+import { routerCommand } from "./router.js";
 import { runCommand } from "./run.js";
 import { serveCommand } from "./serve.js";
 import { version } from "./version.js";
@@ -41,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       return warmupCommand(flags);
     case "run":
       return runCommand(flags);
+    case "router":
+      return routerCommand(flags);
     case "mcp":
     case "serve":
       return serveCommand(command, flags);

@@ -2,9 +2,10 @@
 // engine host) and one SandboxService from the flags, serve until the client leaves or a signal
 // arrives, then close every sandbox and the engine host before exiting.
 
+import { ClusterNode } from "../cluster/node.js";
 import { checkInlineOutput, SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
-import { checkResponseLimit, checkToolNames } from "../mcp/server.js";
+import { checkResponseLimit, checkToolNames, createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { Runtime } from "../runtime.js";
 import type { Flags } from "./args.js";
@@ -18,6 +19,8 @@ const log = (text: string) => process.stderr.write(`polybox: ${text}\n`);
 
 /** How long closing sandboxes, jobs and engine processes may take once a stop is asked for. */
 const SHUTDOWN_MS = 15_000;
+/** How long a draining cluster node may take to finish its runs and see its sandboxes closed. */
+const DRAIN_GRACE_MS = 30_000;
 
 export async function serveCommand(command: "mcp" | "serve", flags: Flags): Promise<number> {
   if (flags.tools) checkToolNames(flags.tools);
@@ -29,8 +32,22 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
       `unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
     ),
   );
+  // A cluster node: its sandboxes are recorded in Redis as they open (see src/cluster/node.ts).
+  const node =
+    command === "serve" && flags.cluster !== undefined
+      ? new ClusterNode({
+          url: flags.cluster,
+          secret: flags.clusterSecret ?? "",
+          ...(flags.nodeId !== undefined ? { nodeId: flags.nodeId } : {}),
+          ...(flags.clusterTtlMs !== undefined ? { ttlMs: flags.clusterTtlMs } : {}),
+        })
+      : null;
   const runtime = await Runtime.create(runtimeOptions(flags));
-  const service = new SandboxService({ runtime, ...serviceOptions(flags, command) });
+  const service = new SandboxService({
+    runtime,
+    ...serviceOptions(flags, command),
+    ...(node ? { onSandbox: node.sandboxEvents } : {}),
+  });
   // The data directory is read before the first request, so a call with the id of a sandbox
   // the previous process had is told that it was lost.
   await service.ready;
@@ -65,9 +82,26 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
         host,
         port: flags.port ?? DEFAULT_PORT,
         ...(tokens.length > 0 ? { tokens } : {}),
+        ...(node ? { internal: node.endpoint } : {}),
       });
       log(`MCP server on ${http.url}${tokens.length > 0 ? " (bearer token required)" : ""}`);
-      log(`stopping on ${await signalled}`);
+      if (node) {
+        await node.start(
+          service,
+          (caller) => createMcpServer({ ...common, caller }),
+          flags.advertise ?? http.url,
+          version(),
+        );
+        log(`cluster node ${node.id} joined ${flags.cluster}`);
+      }
+      const signal = await signalled;
+      log(`stopping on ${signal}`);
+      if (node && signal === "SIGTERM") {
+        const grace = flags.drainGraceMs ?? DRAIN_GRACE_MS;
+        log(`draining: no new work; finishing what is running (at most ${grace / 1000} s)`);
+        await node.drain(grace);
+      }
+      await node?.close();
       await http.close();
     }
   } finally {
@@ -76,6 +110,7 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
       log(`stopping took longer than ${SHUTDOWN_MS / 1000} s; exiting now`);
       process.exit(1);
     }, SHUTDOWN_MS).unref();
+    await node?.close();
     await service.close();
     await runtime.close();
   }

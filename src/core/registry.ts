@@ -33,6 +33,8 @@ export interface SandboxManagerOptions {
    * later process can tell their ids from ones that never existed (default false).
    */
   recordLive?: boolean;
+  /** Told of every sandbox opened (awaited before create answers) and closed: a cluster records them. */
+  onSandbox?: SandboxEvents;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -43,6 +45,12 @@ export interface ManagedSandboxInfo extends SandboxInfo {
   /** When the idle timeout (or the lifetime limit) will close it; null when neither applies. */
   expiresAt: number | null;
   limits: Limits;
+}
+
+/** Listeners of a manager's sandboxes; a failing `opened` fails the create that told it. */
+export interface SandboxEvents {
+  opened(id: string): Promise<void> | void;
+  closed(id: string): void;
 }
 
 /** Who a sandbox belongs to: its owner alone may use it; its account pays for it in limits. */
@@ -98,6 +106,7 @@ export class SandboxManager {
   >();
   readonly maxLifetimeMs: number;
   private readonly recordLive: boolean;
+  private readonly events: SandboxEvents | undefined;
   /** Named sandboxes being opened, by scope and name, so two calls share one open. */
   private readonly opening = new Map<string, Promise<Sandbox>>();
   private liveWrites: Promise<void> = Promise.resolve();
@@ -113,6 +122,7 @@ export class SandboxManager {
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.maxLifetimeMs = options.maxLifetimeMs ?? 0;
     this.recordLive = options.recordLive ?? false;
+    this.events = options.onSandbox;
     this.now = options.now ?? Date.now;
     if (!Number.isInteger(this.maxSandboxes) || this.maxSandboxes < 1) {
       throw new PolyboxError(
@@ -231,6 +241,19 @@ export class SandboxManager {
       });
       this.closedReasons.delete(sandbox.id);
       this.saveLive();
+      if (this.events) {
+        try {
+          await this.events.opened(sandbox.id);
+        } catch (error) {
+          await this.forget(
+            sandbox.id,
+            this.entries.get(sandbox.id)!,
+            "it could not be recorded",
+            "SANDBOX_NOT_FOUND",
+          );
+          throw error;
+        }
+      }
       return sandbox;
     } finally {
       this.creating--;
@@ -438,6 +461,7 @@ export class SandboxManager {
       this.closedReasons.delete(this.closedReasons.keys().next().value!);
     }
     this.saveLive();
+    this.events?.closed(id);
     await entry.sandbox.close(options.delete ? { delete: true } : {});
   }
 

@@ -24,7 +24,7 @@ import {
 } from "./kept-output.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
-import { type ManagedSandboxInfo, SandboxManager } from "./registry.js";
+import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
 import type { SandboxRuntime } from "./run-host.js";
 import { checkLanguage, type EngineKind, type NamedSandboxInfo, run, Sandbox } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
@@ -55,6 +55,8 @@ export interface ServiceOptions {
    * ids are told apart from ones that never existed (SANDBOX_LOST). Default false.
    */
   recordLive?: boolean;
+  /** Told of every sandbox opened and closed (see SandboxEvents). */
+  onSandbox?: SandboxEvents;
   concurrency?: number;
   queueLimit?: number;
   rateLimit?: RateLimit | null;
@@ -148,6 +150,7 @@ export class SandboxService {
     this.sandboxes = new SandboxManager({
       runtime: options.runtime,
       ...(options.recordLive ? { recordLive: true } : {}),
+      ...(options.onSandbox ? { onSandbox: options.onSandbox } : {}),
       ...(options.maxLifetimeMs !== undefined ? { maxLifetimeMs: options.maxLifetimeMs } : {}),
       ...(options.maxSandboxes !== undefined ? { maxSandboxes: options.maxSandboxes } : {}),
       ...(options.maxSandboxesPerClient !== undefined

@@ -38,6 +38,11 @@ export interface HttpOptions {
   maxSessions?: number;
   /** A session unused this long, with no request being answered, is closed (default 30 min). */
   sessionIdleMs?: number;
+  /**
+   * One more path, handed its requests whole and before the token check: its handler does its own
+   * authentication (a cluster node's endpoint for routers, which presents the cluster secret).
+   */
+  internal?: { path: string; handle(req: IncomingMessage, res: ServerResponse): Promise<void> };
 }
 
 export interface HttpServer {
@@ -84,6 +89,8 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
+    if (options.internal && url.pathname === options.internal.path)
+      return options.internal.handle(req, res);
     if (url.pathname !== "/mcp")
       return reply(res, 404, { error: "not found: the MCP endpoint is /mcp" });
     const token = tokenDigests.length > 0 ? presentedToken(req, tokenDigests) : null;

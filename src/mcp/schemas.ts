@@ -67,7 +67,10 @@ export function argSchemas(max: Readonly<Limits>) {
       .string()
       .describe(
         "Id of a sandbox from create_sandbox. Its files and interpreter state persist between calls.",
-      ),
+      )
+      // The routing key: a client may mirror it into an Mcp-Param-Sandbox-Id header, so a proxy
+      // (polybox router, a load balancer) can route the call without parsing the body.
+      .meta({ "x-mcp-header": "Sandbox-Id" }),
     timeoutSeconds: z
       .number()
       .positive()

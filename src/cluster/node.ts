@@ -1,0 +1,390 @@
+// Cluster: a polybox server as a cluster node. It registers itself in Redis (address, capacity,
+// load) under a key whose TTL its heartbeat refreshes, records each sandbox it opens, answers
+// calls a router forwards (only with the cluster secret), and takes one-shot and async runs from
+// BullMQ: the shared queue, and its own queue for async runs in its sandboxes. Draining (SIGTERM)
+// it takes nothing new and finishes what it has within a grace period.
+//
+// A run a node started is marked with the node's id. If the node dies, BullMQ's stalled-job check
+// puts its jobs back in the queue once their lock expires; a job that had not started runs on the
+// next node that takes it, and one that had started is failed there with the lost node's id and
+// last heartbeat, since its effects so far are unknown.
+
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { hostname } from "node:os";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { type ConnectionOptions, type Job, UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { type Caller, PolyboxError, type SandboxEvents, type SandboxService } from "../index.js";
+import { LocalClients } from "./local.js";
+import {
+  CANCEL_CHANNEL,
+  type Catalogue,
+  NODE_ID,
+  type NodeRecord,
+  nodeQueue,
+  Registry,
+  redisOptions,
+  SHARED_QUEUE,
+  tail,
+} from "./registry.js";
+import {
+  digest,
+  type ForwardAnswer,
+  forwardSchema,
+  LOST_PREFIX,
+  lostReason,
+  MAX_FORWARD_BYTES,
+  NODE_PATH,
+  presentsSecret,
+  type RunJobData,
+  readLimited,
+} from "./wire.js";
+
+export interface ClusterOptions {
+  /** The Redis that holds the cluster: redis://HOST:PORT[/DB]. */
+  url: string;
+  /** Shared by every node and router; routed calls without it are refused. */
+  secret: string;
+  /** This node's id (default: a random one). */
+  nodeId?: string;
+  /** Its record's lifetime without a heartbeat; also how long a dead node's jobs stay locked (default 10 s). */
+  ttlMs?: number;
+}
+
+export const DEFAULT_TTL_MS = 10_000;
+/** How long a routed call may take on the node: past any run's own limit, so that limit decides. */
+const CALL_TIMEOUT_MS = 24 * 3600_000;
+/** How often a running async job's output is copied to Redis for get_job_logs on any router. */
+const LOG_EVERY_MS = 500;
+/** How long a routed job's logs and reference are kept after it ends. */
+export const JOB_KEEP_MS = 3600_000;
+
+export class ClusterNode {
+  readonly id: string;
+  readonly ttlMs: number;
+  readonly registry: Registry;
+  private readonly secret: Buffer;
+  private readonly open = new Set<string>();
+  private readonly running = new Map<string, AbortController>();
+  private service: SandboxService | null = null;
+  private clients: LocalClients | null = null;
+  private workers: Worker[] = [];
+  private subscriber: Redis | null = null;
+  private heart: NodeJS.Timeout | null = null;
+  private address = "";
+  private startedAt = Date.now();
+  private draining = false;
+  private closed = false;
+  private slotsFree = 0;
+  private runs = 0;
+  private readonly slotWaiters: (() => void)[] = [];
+
+  constructor(options: ClusterOptions) {
+    if (options.secret === "") {
+      throw new PolyboxError("INVALID_ARGUMENT", "a cluster needs a cluster secret");
+    }
+    this.id = options.nodeId ?? defaultNodeId();
+    if (!NODE_ID.test(this.id)) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `a node id is 1 to 64 letters, digits, dots, dashes or underscores, got ${JSON.stringify(this.id)}`,
+      );
+    }
+    this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+    this.secret = digest(options.secret);
+    this.registry = new Registry(redisOptions(options.url));
+  }
+
+  /** What the service must be told: sandboxes this node opens are recorded before they answer. */
+  readonly sandboxEvents: SandboxEvents = {
+    opened: async (id) => {
+      this.open.add(id);
+      await this.registry.recordSandbox(id, this.id);
+      this.beat();
+    },
+    closed: (id) => {
+      this.open.delete(id);
+      this.registry.forgetSandbox(id).catch(() => {});
+      this.beat();
+    },
+  };
+
+  /** The internal endpoint routers call, for serveHttp's `internal` option. */
+  readonly endpoint = {
+    path: NODE_PATH,
+    handle: (req: IncomingMessage, res: ServerResponse) => this.handle(req, res),
+  };
+
+  /**
+   * Joins: publishes the tool list, registers with a heartbeat and starts taking runs.
+   * `address` is where routers reach this node's HTTP server.
+   */
+  async start(
+    service: SandboxService,
+    makeServer: (caller: Caller) => McpServer,
+    address: string,
+    version: string,
+  ): Promise<void> {
+    this.service = service;
+    this.address = address.replace(/\/mcp$/, "").replace(/\/$/, "");
+    this.clients = new LocalClients(makeServer);
+    this.startedAt = Date.now();
+    await this.publishCatalogue(version);
+    await this.beatNow();
+    this.heart = setInterval(() => this.beat(), Math.max(200, Math.floor(this.ttlMs / 3)));
+    this.heart.unref();
+    this.subscriber = this.registry.redis.duplicate();
+    this.subscriber.on("error", () => {});
+    this.subscriber.on("message", (_channel, jobId: string) => this.running.get(jobId)?.abort());
+    await this.subscriber.subscribe(CANCEL_CHANNEL);
+    const slots = service.scheduler.concurrency;
+    this.slotsFree = slots;
+    const workerOptions = {
+      connection: this.registry.options as ConnectionOptions,
+      // A node takes a few more runs than it runs at once, so the queue drains without a gap;
+      // those wait here, unstarted, and go back to the queue if this node dies.
+      concurrency: slots * 2,
+      lockDuration: this.ttlMs,
+      stalledInterval: Math.max(1000, Math.floor(this.ttlMs / 2)),
+      maxStalledCount: 1,
+    };
+    const run = (job: Job<RunJobData>) => this.process(job);
+    this.workers = [
+      new Worker(SHARED_QUEUE, run, workerOptions),
+      new Worker(nodeQueue(this.id), run, workerOptions),
+    ];
+    for (const w of this.workers) w.on("error", () => {});
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /**
+   * Stops taking work and lets what it has finish, for at most `graceMs`: runs in progress,
+   * and sandboxes still open (their clients may finish with them). Routers stop sending new
+   * sandboxes as soon as the record says draining.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    await this.beatNow().catch(() => {});
+    const deadline = Date.now() + graceMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    const closing = Promise.all(this.workers.map((w) => w.close()));
+    const timedOut = await Promise.race([
+      closing.then(() => false),
+      delay(left()).then(() => true),
+    ]);
+    if (timedOut) await Promise.all(this.workers.map((w) => w.close(true)));
+    while (this.open.size > 0 && left() > 0) await delay(Math.min(250, left()));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.heart) clearInterval(this.heart);
+    for (const c of this.running.values()) c.abort();
+    await Promise.allSettled(this.workers.map((w) => w.close(true)));
+    await this.clients?.close();
+    await this.subscriber?.quit().catch(() => {});
+    await this.registry.leave(this.id).catch(() => {});
+    await this.registry.close();
+  }
+
+  private record(): NodeRecord {
+    return {
+      id: this.id,
+      address: this.address,
+      capacity: this.service?.sandboxes.maxSandboxes ?? 0,
+      load: this.open.size + this.running.size,
+      runs: this.runs,
+      draining: this.draining,
+      startedAt: this.startedAt,
+      heartbeatAt: Date.now(),
+    };
+  }
+
+  private beatNow(): Promise<void> {
+    return this.registry.heartbeat(this.record(), this.ttlMs);
+  }
+
+  private beat(): void {
+    if (!this.closed && this.address !== "") this.beatNow().catch(() => {});
+  }
+
+  private async publishCatalogue(version: string): Promise<void> {
+    const client = await this.clients!.get({ owner: "cluster:catalogue" });
+    const { tools } = await client.listTools();
+    const catalogue: Catalogue = {
+      instructions: client.getInstructions() ?? "",
+      version,
+      tools,
+    };
+    await this.registry.publishCatalogue(catalogue);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const send = (status: number, body: unknown): void => {
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    };
+    if (!presentsSecret(req, this.secret))
+      return send(401, { error: "unauthorized: wrong or missing cluster secret" });
+    if (req.method !== "POST") return send(405, { error: "POST only" });
+    const raw = await readLimited(req, MAX_FORWARD_BYTES);
+    if (raw === null) {
+      res.setHeader("connection", "close");
+      return send(413, { error: `request body over ${MAX_FORWARD_BYTES} bytes` });
+    }
+    let parsed: ReturnType<typeof forwardSchema.safeParse>;
+    try {
+      parsed = forwardSchema.safeParse(JSON.parse(raw.toString("utf8")));
+    } catch {
+      return send(400, { error: "the body is not JSON" });
+    }
+    if (!parsed.success) return send(400, { error: "not a forwarded call" });
+    const { owner, scope, method, params } = parsed.data;
+    const caller: Caller = { owner, ...(scope !== undefined ? { scope } : {}) };
+    const name = params.name;
+    if (this.draining && (name === "create_sandbox" || name === "fork_sandbox")) {
+      return send(200, {
+        error: { code: -32000, message: `node ${this.id} is draining and opens no sandboxes` },
+      });
+    }
+    const abort = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    let answer: ForwardAnswer;
+    try {
+      const client = await this.clients!.get(caller);
+      const options = { signal: abort.signal, timeout: CALL_TIMEOUT_MS };
+      const result =
+        method === "tools/call"
+          ? await client.callTool(
+              params as { name: string; arguments?: Record<string, unknown> },
+              undefined,
+              options,
+            )
+          : await client.readResource(params as { uri: string }, options);
+      answer = { result: result as Record<string, unknown> };
+    } catch (error) {
+      const e = error as { code?: unknown; message?: unknown };
+      answer = {
+        error: {
+          code: typeof e.code === "number" ? e.code : -32603,
+          message: String(e.message ?? error).replace(/^MCP error -?\d+: /, ""),
+        },
+      };
+    }
+    send(200, answer);
+  }
+
+  private async process(job: Job<RunJobData>): Promise<unknown> {
+    const data = job.data;
+    if (data.startedBy !== undefined && data.startedBy !== this.id) {
+      // It was running on a node that stopped; what it did there is unknown, so it is not rerun.
+      const seen = await this.registry.lastSeen(data.startedBy);
+      throw new UnrecoverableError(`${LOST_PREFIX}${lostReason(data.startedBy, seen)}`);
+    }
+    await this.slot();
+    const id = job.id!;
+    const abort = new AbortController();
+    this.running.set(id, abort);
+    this.runs++;
+    try {
+      await job.updateData({ ...data, startedBy: this.id });
+      this.beat();
+      const caller: Caller = {
+        owner: data.owner,
+        ...(data.scope !== undefined ? { scope: data.scope } : {}),
+      };
+      const client = await this.clients!.get(caller);
+      const options = { signal: abort.signal, timeout: CALL_TIMEOUT_MS };
+      if (!data.async) {
+        return await client.callTool(
+          { name: data.tool, arguments: data.arguments },
+          undefined,
+          options,
+        );
+      }
+      return await this.runAsync(id, client, caller, data, abort.signal);
+    } finally {
+      this.running.delete(id);
+      this.release();
+      this.beat();
+    }
+  }
+
+  /**
+   * An async run: started as this node's own job, its output copied to Redis while it runs
+   * (get_job_logs from any router), and its final status is the job's result.
+   */
+  private async runAsync(
+    id: string,
+    client: Awaited<ReturnType<LocalClients["get"]>>,
+    caller: Caller,
+    data: RunJobData,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const started = (await client.callTool(
+      { name: data.tool, arguments: { ...data.arguments, async: true } },
+      undefined,
+      { timeout: CALL_TIMEOUT_MS },
+    )) as { isError?: boolean; structuredContent?: { job_id?: string } };
+    const localId = started.structuredContent?.job_id;
+    if (started.isError || typeof localId !== "string") return started;
+    const service = this.service!;
+    const onAbort = () => void service.cancelJob(caller, localId).catch(() => {});
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        const status = service.jobStatus(caller, localId);
+        const logs = service.jobLogs(caller, localId);
+        await this.registry
+          .writeLogs(id, { stdout: tail(logs.stdout), stderr: tail(logs.stderr) }, JOB_KEEP_MS)
+          .catch(() => {});
+        if (status.finishedAt !== null) break;
+        await delay(LOG_EVERY_MS);
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+    const final = (await client.callTool(
+      { name: "check_job_status", arguments: { job_id: localId } },
+      undefined,
+      { timeout: CALL_TIMEOUT_MS },
+    )) as { content: { type: string; text?: string }[]; structuredContent?: object };
+    // The job is known by its cluster id everywhere; the node's own id is an internal detail.
+    return {
+      ...final,
+      content: final.content.map((c) =>
+        c.type === "text" && c.text ? { ...c, text: c.text.replaceAll(localId, id) } : c,
+      ),
+      structuredContent: { ...final.structuredContent, job_id: id },
+    };
+  }
+
+  private async slot(): Promise<void> {
+    if (this.slotsFree > 0) {
+      this.slotsFree--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.slotsFree++;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** The node id a process gets by default: readable in logs, unique per process. */
+export function defaultNodeId(): string {
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, "")
+      .slice(0, 40) || "node";
+  return `${host}-${process.pid}`;
+}

@@ -1,0 +1,427 @@
+// Cluster: `polybox router`, a stateless MCP Streamable HTTP front for nodes. Every request is
+// answered on its own (no MCP session), so any router can answer any request and a router that
+// restarts loses nothing: initialize and tools/list from the catalogue a node published; a call
+// that names a sandbox (argument sandbox_id, or the Mcp-Param-Sandbox-Id header) goes to the node
+// that owns it; create_sandbox to the least-loaded live node; one-shot and async runs onto BullMQ;
+// job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them
+// (bearer tokens); nodes are reached with the cluster secret.
+
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server as McpProtocolServer } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { type ConnectionOptions, Queue, QueueEvents } from "bullmq";
+import { PolyboxError } from "../index.js";
+import { errorResult } from "../mcp/render.js";
+import { JOB_KEEP_MS } from "./node.js";
+import {
+  type Catalogue,
+  type JobRef,
+  type NodeRecord,
+  nodeQueue,
+  Registry,
+  redisOptions,
+  SHARED_QUEUE,
+} from "./registry.js";
+import { RouterJobs } from "./router-jobs.js";
+import {
+  type ForwardAnswer,
+  lostReason,
+  NODE_PATH,
+  type RunJobData,
+  SECRET_HEADER,
+} from "./wire.js";
+
+export interface RouterOptions {
+  url: string;
+  secret: string;
+  host: string;
+  port: number;
+  version: string;
+  /** Bearer tokens, as `serve --token`: each token is one client. None: one shared client. */
+  tokens?: readonly string[];
+}
+
+export interface RouterServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The tools that run code: without a sandbox, or with async, they go through the queue. */
+const RUN_TOOLS = new Set([
+  "execute_python",
+  "execute_javascript",
+  "execute_bash",
+  "execute_code",
+  "create_run_close",
+]);
+const JOB_TOOLS = new Set(["check_job_status", "get_job_logs", "cancel_job"]);
+/** How long a router reuses the catalogue it read before reading it again. */
+const CATALOGUE_MS = 5000;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const SANDBOX_URI = /^polybox:\/\/sandbox\/([^/]+)\//;
+
+export interface RoutedCaller {
+  owner: string;
+  scope?: string;
+}
+
+export async function serveRouter(options: RouterOptions): Promise<RouterServer> {
+  if (options.secret === "")
+    throw new PolyboxError("INVALID_ARGUMENT", "a cluster needs a cluster secret");
+  const registry = new Registry(redisOptions(options.url));
+  const connection = registry.options as ConnectionOptions;
+  const queues = new Map<string, Queue>();
+  const queueOf = (name: string) => {
+    let q = queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection });
+      q.on("error", () => {});
+      queues.set(name, q);
+    }
+    return q;
+  };
+  const events = new QueueEvents(SHARED_QUEUE, { connection });
+  events.on("error", () => {});
+  await events.waitUntilReady();
+  const jobs = new RouterJobs(registry, queueOf);
+  const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
+
+  let cached: { at: number; catalogue: Catalogue | null } = { at: 0, catalogue: null };
+  const catalogue = async (): Promise<Catalogue | null> => {
+    if (cached.catalogue === null || Date.now() - cached.at > CATALOGUE_MS)
+      cached = { at: Date.now(), catalogue: await registry.catalogue() };
+    return cached.catalogue;
+  };
+
+  const forward = async (
+    node: NodeRecord,
+    caller: RoutedCaller,
+    method: "tools/call" | "resources/read",
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> => {
+    let answer: ForwardAnswer;
+    try {
+      const res = await fetch(`${node.address}${NODE_PATH}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", [SECRET_HEADER]: options.secret },
+        body: JSON.stringify({ ...caller, method, params }),
+        ...(signal ? { signal } : {}),
+      });
+      if (res.status === 401) {
+        throw new PolyboxError("PERMISSION_DENIED", `node ${node.id} refused the cluster secret`);
+      }
+      if (res.status !== 200) {
+        // The node is there but refused the request itself (too big, malformed): not a lost node.
+        const why = (await res.json().catch(() => ({}))) as { error?: unknown };
+        throw new PolyboxError(
+          res.status === 413 ? "INVALID_ARGUMENT" : "PROTOCOL_ERROR",
+          `node ${node.id} refused the call (HTTP ${res.status}${typeof why.error === "string" ? `: ${why.error}` : ""})`,
+        );
+      }
+      answer = (await res.json()) as ForwardAnswer;
+    } catch (error) {
+      if (error instanceof PolyboxError || signal?.aborted) throw error;
+      // Its record has not expired yet, but it does not answer: it is gone.
+      throw new PolyboxError(
+        "SANDBOX_LOST",
+        `node ${node.id} does not answer (${error instanceof Error ? error.message : String(error)}); its sandboxes are lost`,
+      );
+    }
+    if ("error" in answer) throw new McpError(answer.error.code, answer.error.message);
+    return answer.result;
+  };
+
+  /** The live node that owns a sandbox, or why there is none. */
+  const ownerNode = async (sandboxId: string): Promise<NodeRecord> => {
+    const nodeId = await registry.ownerOf(sandboxId);
+    if (nodeId === null) {
+      throw new PolyboxError(
+        "SANDBOX_NOT_FOUND",
+        `no sandbox with id ${JSON.stringify(sandboxId)}`,
+        {
+          details: { sandboxId },
+        },
+      );
+    }
+    const node = await registry.node(nodeId);
+    if (node !== null) return node;
+    throw new PolyboxError(
+      "SANDBOX_LOST",
+      `sandbox ${sandboxId} was lost: ${lostReason(nodeId, await registry.lastSeen(nodeId))}; create a new one`,
+      { details: { sandboxId } },
+    );
+  };
+
+  const pickNode = async (): Promise<NodeRecord> => {
+    const live = (await registry.nodes()).filter((n) => !n.draining && n.load < n.capacity);
+    if (live.length === 0) {
+      throw new PolyboxError(
+        "SERVER_BUSY",
+        "no live cluster node has room for a sandbox; try again later",
+        {
+          details: { retryAfterMs: 1000 },
+        },
+      );
+    }
+    const share = (n: NodeRecord) => n.load / Math.max(1, n.capacity);
+    const least = Math.min(...live.map(share));
+    const best = live.filter((n) => share(n) === least);
+    return best[Math.floor(Math.random() * best.length)]!;
+  };
+
+  const enqueue = async (
+    caller: RoutedCaller,
+    name: string,
+    args: Record<string, unknown>,
+    sandboxId: string | undefined,
+    async: boolean,
+  ) => {
+    const queue =
+      sandboxId === undefined ? SHARED_QUEUE : nodeQueue((await ownerNode(sandboxId)).id);
+    const { async: _drop, ...rest } = args;
+    const language =
+      name.startsWith("execute_") && name !== "execute_code"
+        ? name.slice("execute_".length)
+        : typeof args.language === "string"
+          ? args.language
+          : "unknown";
+    const data: RunJobData = {
+      tool: name,
+      arguments: rest,
+      owner: caller.owner,
+      ...(caller.scope !== undefined ? { scope: caller.scope } : {}),
+      async,
+      language,
+    };
+    const id = randomUUID();
+    const ref: JobRef = {
+      queue,
+      owner: caller.owner,
+      tool: name,
+      language,
+      sandboxId: sandboxId ?? null,
+      createdAt: Date.now(),
+    };
+    if (async) await registry.recordJob(id, ref, JOB_KEEP_MS);
+    // An awaited run's job is kept a minute: removed at once, a router that checks it just after
+    // it finished would find no job and no result.
+    const keep = { age: Math.round((async ? JOB_KEEP_MS : 60_000) / 1000) };
+    const job = await queueOf(queue).add(name, data, {
+      jobId: id,
+      removeOnComplete: keep,
+      removeOnFail: keep,
+    });
+    return job;
+  };
+
+  const call = async (
+    caller: RoutedCaller,
+    params: { name: string; arguments?: Record<string, unknown> },
+    headerSandbox: string | undefined,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> => {
+    const name = params.name;
+    const cat = await catalogue();
+    const tool = cat?.tools.find((t) => (t as { name: string }).name === name) as
+      | { inputSchema?: { properties?: Record<string, unknown> } }
+      | undefined;
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
+    }
+    const args = { ...(params.arguments ?? {}) };
+    // The header mirrors the argument; where only the header names the sandbox, it counts.
+    if (
+      args.sandbox_id === undefined &&
+      headerSandbox !== undefined &&
+      tool.inputSchema?.properties?.sandbox_id
+    )
+      args.sandbox_id = headerSandbox;
+    const sandboxId = typeof args.sandbox_id === "string" ? args.sandbox_id : undefined;
+    try {
+      if (JOB_TOOLS.has(name)) return await jobs.answer(caller, name, args);
+      if (RUN_TOOLS.has(name) && args.async === true) {
+        const job = await enqueue(caller, name, args, sandboxId, true);
+        return {
+          content: [
+            {
+              type: "text",
+              text: `job ${job.id}: queued. Poll check_job_status with this job_id; get_job_logs shows output so far; cancel_job stops it.`,
+            },
+          ],
+          structuredContent: { job_id: job.id!, status: "queued", sandbox_id: sandboxId ?? null },
+        };
+      }
+      if (RUN_TOOLS.has(name) && sandboxId === undefined) {
+        const job = await enqueue(caller, name, args, undefined, false);
+        const stop = () => void jobs.cancelQueued(job.id!, SHARED_QUEUE);
+        signal.addEventListener("abort", stop, { once: true });
+        try {
+          return (await job.waitUntilFinished(events)) as CallToolResult;
+        } catch (error) {
+          throw jobs.failure(error instanceof Error ? error.message : String(error));
+        } finally {
+          signal.removeEventListener("abort", stop);
+        }
+      }
+      const node = sandboxId !== undefined ? await ownerNode(sandboxId) : await pickNode();
+      return (await forward(
+        node,
+        caller,
+        "tools/call",
+        { ...params, arguments: args },
+        signal,
+      )) as CallToolResult;
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      return errorResult(error);
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const json = (status: number, body: unknown): void => {
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    };
+    if (url.pathname === "/healthz" && req.method === "GET") {
+      // For load balancers: this router can reach Redis, and how many nodes are live.
+      // Commands wait for Redis to come back, so the check gives up after a while.
+      const nodes = await Promise.race([
+        registry.nodes().catch(() => null),
+        new Promise<null>((r) => setTimeout(() => r(null), 2000).unref()),
+      ]);
+      return nodes === null
+        ? json(503, { ok: false, error: "Redis is unreachable" })
+        : json(200, { ok: true, nodes: nodes.length });
+    }
+    if (url.pathname !== "/mcp") return json(404, { error: "not found: the MCP endpoint is /mcp" });
+    let token: Buffer | null = null;
+    if (tokenDigests.length > 0) {
+      token = presentedToken(req, tokenDigests);
+      if (token === null) {
+        res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
+        return json(401, { error: "unauthorized: send Authorization: Bearer <token>" });
+      }
+    }
+    const caller: RoutedCaller =
+      token !== null
+        ? { owner: `token:${token.toString("hex")}`, scope: `token:${token.toString("hex")}` }
+        : { owner: "cluster:anonymous" };
+    let body: unknown;
+    if (req.method === "POST") {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_BODY_BYTES) {
+          res.setHeader("connection", "close");
+          return json(413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
+        }
+        chunks.push(chunk);
+      }
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        return json(400, {
+          jsonrpc: "2.0",
+          error: { code: -32700, message: "parse error" },
+          id: null,
+        });
+      }
+    }
+    const header = req.headers["mcp-param-sandbox-id"];
+    const headerSandbox = typeof header === "string" && header !== "" ? header : undefined;
+    const cat = await catalogue();
+    const server = new McpProtocolServer(
+      { name: "polybox", version: cat?.version ?? options.version },
+      {
+        capabilities: { tools: {}, resources: {} },
+        ...(cat?.instructions ? { instructions: cat.instructions } : {}),
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      // Tasks are a node's own: through a router, async: true is the way to run in the background.
+      tools: ((await catalogue())?.tools ?? []).map((t) => {
+        const { execution: _e, ...rest } = t as Record<string, unknown>;
+        return rest as never;
+      }),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      call(caller, request.params, headerSandbox, extra.signal),
+    );
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: [],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const m = SANDBOX_URI.exec(request.params.uri);
+      if (!m)
+        throw new McpError(ErrorCode.InvalidParams, `no such resource: ${request.params.uri}`);
+      const node = await ownerNode(decodeURIComponent(m[1]!)).catch((e: unknown) => {
+        throw new McpError(ErrorCode.InvalidParams, e instanceof Error ? e.message : String(e));
+      });
+      return (await forward(node, caller, "resources/read", request.params, extra.signal)) as never;
+    });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.once("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      process.stderr.write(
+        `polybox: router request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port, options.host, () => resolve());
+  });
+  const port = (http.address() as AddressInfo).port;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/mcp`,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await events.close().catch(() => {});
+      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      await registry.close();
+    },
+  };
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+  if (m === null) return null;
+  const presented = sha256(m[1]!.trim());
+  let match: Buffer | null = null;
+  for (const digest of digests) if (timingSafeEqual(presented, digest)) match = digest;
+  return match;
+}
