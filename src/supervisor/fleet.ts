@@ -20,6 +20,8 @@ const INTERPRETER_MB: Record<EngineLanguage, number> = {
   bash: 25,
   ruby: 110,
   wasm: 10,
+  // @wasmer/sdk: its 4.7 MB runtime module, instantiated in the worker and in its own threads.
+  wasix: 80,
 };
 
 export interface FleetPolicy {

@@ -81,6 +81,13 @@ async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
     if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
   } else if (language === "ruby") {
     Object.assign(assets, ruby());
+  } else if (language === "wasix") {
+    const sdkWasm = await compileOnce(
+      fileURLToPath(
+        new URL("../pkg/wasmer_sdk_js_bg.wasm", import.meta.resolve("@wasmer/sdk/node")),
+      ),
+    );
+    if (sdkWasm) assets.wasmerSdkWasm = sdkWasm;
   }
   return assets;
 }
