@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type Sandbox, Wasmer } from "@wasmer/sdk/node";
+import { type Process, type Sandbox, Wasmer } from "@wasmer/sdk/node";
 import type { RunRequest, WorkerInit } from "../../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
@@ -72,10 +72,13 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   return {
     applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
     collectFiles: () => mirror.collect(),
-    interrupt: () => {},
+    interrupt: () => void current.process?.kill().catch(() => {}),
     run: (request, ctx) => runModule(sandbox, request, ctx),
   };
 }
+
+/** The guest process of the run in progress, for `interrupt` (output cap, cancel). */
+const current: { process: Process | null } = { process: null };
 
 async function runModule(
   sandbox: Sandbox,
@@ -125,17 +128,34 @@ async function runModule(
   }
   const remaining = Math.max(1, ctx.deadline - Date.now());
   const env = { HOME: ROOT, PWD: ROOT, ...request.env };
-  const output = await sandbox.command(pkg, request.args ?? [], { cwd: ROOT, env }).run({
-    stdin: request.stdin,
-    timeoutMs: remaining,
-    // One byte past the cap, so that the sink sees the overflow and reports output_limit.
-    outputBytes: request.limits.maxOutputBytes + 1,
-    check: false,
-  });
-  ctx.output.write("stdout", output.stdout.text());
-  ctx.output.write("stderr", output.stderr.text());
-  if (output.reason === "timeout") return { exitCode: 124, value: null, status: "timeout" };
-  return { exitCode: output.exitCode, value: null };
+  const process = await sandbox
+    .command(pkg, request.args ?? [], { cwd: ROOT, env })
+    .spawn({ timeoutMs: remaining, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  current.process = process;
+  try {
+    if (process.stdin) {
+      if (request.stdin !== "") await process.stdin.write(request.stdin);
+      await process.stdin.close();
+    }
+    // Streamed as it comes; past the output cap the sink asks to stop and the process is killed.
+    const pump = async (stream: "stdout" | "stderr") => {
+      const source = process[stream];
+      if (!source) return;
+      const decoder = new TextDecoder();
+      for await (const chunk of source) {
+        ctx.output.write(stream, decoder.decode(chunk, { stream: true }));
+        if (ctx.stopRequested) break;
+      }
+      ctx.output.write(stream, decoder.decode());
+    };
+    await Promise.all([pump("stdout"), pump("stderr")]);
+    if (ctx.stopRequested) await process.kill();
+    const output = await process.wait({ check: false });
+    if (output.reason === "timeout") return { exitCode: 124, value: null, status: "timeout" };
+    return { exitCode: output.exitCode, value: null };
+  } finally {
+    current.process = null;
+  }
 }
 
 /**
