@@ -80,8 +80,7 @@ export const LANGUAGE_INFO = {
   },
   wasix: {
     title: "WASIX",
-    engine:
-      "@wasmer/sdk (WASIX and WASI modules; code is the module's workspace path, or a granted Wasmer package)",
+    engine: "@wasmer/sdk (WASIX and WASI modules; code is the module's workspace path)",
     extensions: [],
     aliases: ["wasmer"],
     value: "none",

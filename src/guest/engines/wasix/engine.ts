@@ -34,7 +34,7 @@ const PARALLELISM = 2;
 
 /** The sdk's own files: its entry point and, beside it, the runtime module and worker script. */
 const SDK_ENTRY = import.meta.resolve("@wasmer/sdk/node");
-const SDK_PKG = new URL("../pkg/wasmer_sdk_js.js", SDK_ENTRY).href;
+const SDK_ADAPTER = new URL("./node-worker-adapter.js", SDK_ENTRY).href;
 const SDK_WASM = new URL("../pkg/wasmer_sdk_js_bg.wasm", SDK_ENTRY);
 /** Our entry point for the sdk's threads: it hardens each one before the sdk runs in it. */
 const SDK_WORKER = new URL("../../engine-host/wasmer-worker.js", import.meta.url).href;
@@ -52,16 +52,29 @@ function failed(ctx: RunContext, message: string, exitCode = 1): EngineOutcome {
   return { exitCode, value: null };
 }
 
-/** Points the sdk's thread pool at our hardened worker entry (the sdk sets its own on create). */
+/**
+ * Starts the sdk's threads from our hardened entry instead of its own script. The sdk creates its
+ * threads through `globalThis.Worker` (installing its node:worker_threads adapter only when there
+ * is none), so the adapter is installed here first, with the script swapped.
+ */
 async function useHardenedWorkers(): Promise<void> {
-  const core = (await import(SDK_PKG)) as { setWorkerUrl(url: string): void };
-  core.setWorkerUrl(SDK_WORKER);
+  const { NodeWorkerAdapter } = (await import(SDK_ADAPTER)) as {
+    NodeWorkerAdapter: new (url: string | URL, options?: object) => object;
+  };
+  const sdkWorker = new URL("./node-worker.js", SDK_ENTRY).href;
+  class HardenedWorker extends NodeWorkerAdapter {
+    constructor(url: string | URL, options?: object) {
+      if (String(url) !== sdkWorker) throw new Error(`unexpected worker script ${String(url)}`);
+      super(SDK_WORKER, options);
+    }
+  }
+  Object.defineProperty(globalThis, "Worker", { configurable: true, value: HardenedWorker });
 }
 
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   const wasm = init.assets.wasmerSdkWasm ?? readFileSync(fileURLToPath(SDK_WASM));
-  const wasmer = await Wasmer.create({ wasm, cache: false, parallelism: PARALLELISM });
   await useHardenedWorkers();
+  const wasmer = await Wasmer.create({ wasm, cache: false, parallelism: PARALLELISM });
   const sandbox = await wasmer.sandboxes.create({ network: { mode: "disabled" } });
   await sandbox.fs.mkdir(ROOT, { recursive: true });
   // Starts the sdk's threads now, while module loading is still open in this realm.
