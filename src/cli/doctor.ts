@@ -104,7 +104,7 @@ async function engineChecks(): Promise<Check[]> {
       pkg(
         "wasix",
         "@wasmer/sdk/node",
-        "@wasmer/sdk runs WASIX and WASI modules and granted Wasmer packages (network off)",
+        "@wasmer/sdk runs WASIX and WASI modules (network off, its threads hardened)",
       ),
   };
   return LANGUAGES.map((l) => checks[l]());
