@@ -100,6 +100,12 @@ async function engineChecks(): Promise<Check[]> {
       file("ruby", assets?.rubyWasmPath(), "CRuby 3.4 from ruby.wasm (@ruby/3.4-wasm-wasi)"),
     wasm: () =>
       pkg("wasm", "@bjorn3/browser_wasi_shim", "WASI preview 1 modules on an in-memory WASI shim"),
+    wasix: () =>
+      pkg(
+        "wasix",
+        "@wasmer/sdk/node",
+        "@wasmer/sdk runs WASIX and WASI modules (network off, its threads hardened)",
+      ),
   };
   return LANGUAGES.map((l) => checks[l]());
 }

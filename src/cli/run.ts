@@ -15,6 +15,7 @@ import {
   type Language,
   languageNamed,
   languageOfExtension,
+  takesModule,
 } from "../protocol/languages.js";
 import { Runtime } from "../runtime.js";
 import { type Flags, UsageError } from "./args.js";
@@ -35,14 +36,14 @@ export function languageOf(file: string | undefined, lang: string | undefined): 
 
 export async function runCommand(flags: Flags): Promise<number> {
   const language = languageOf(flags.file, flags.lang);
-  if (flags.args !== undefined && language !== "wasm")
+  if (flags.args !== undefined && !takesModule(language))
     throw new UsageError("program arguments after -- apply only to WebAssembly (.wasm) programs");
   let code: string;
   // A module is bytes: it goes into the workspace under its own name, and `code` names it.
   let files: Record<string, Uint8Array> | undefined;
-  if (language === "wasm") {
+  if (takesModule(language)) {
     if (flags.file === undefined)
-      throw new UsageError("--lang wasm needs a FILE (a .wasm module), not -e");
+      throw new UsageError(`--lang ${language} needs a FILE (a .wasm module), not -e`);
     const name = path.basename(flags.file);
     try {
       files = { [name]: await readFile(flags.file) };

@@ -27,7 +27,7 @@ export interface EngineHostConfig {
 /**
  * Warm engine hosts kept per language (each one process with one interpreter of that language
  * booted), so that a new sandbox or one-shot run starts at once: enough for a burst, sized by
- * cores and memory. Ruby and `wasm` start cold by default (a host boots them on demand).
+ * cores and memory. Ruby, `wasm` and `wasix` start cold by default (a host boots them on demand).
  */
 export function defaultPoolSizes(): PoolSizes {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
@@ -39,6 +39,7 @@ export function defaultPoolSizes(): PoolSizes {
     bash: Math.min(2, Math.max(1, Math.floor(cores / 2))),
     ruby: 0,
     wasm: 0,
+    wasix: 0,
   };
 }
 

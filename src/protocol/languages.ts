@@ -3,7 +3,15 @@
 // a host boots — reads it here, so adding a language is one entry (the compiler then points at
 // every Record<Language, …> that needs it).
 
-export const LANGUAGES = ["python", "javascript", "typescript", "bash", "ruby", "wasm"] as const;
+export const LANGUAGES = [
+  "python",
+  "javascript",
+  "typescript",
+  "bash",
+  "ruby",
+  "wasm",
+  "wasix",
+] as const;
 export type Language = (typeof LANGUAGES)[number];
 
 export interface LanguageInfo {
@@ -70,7 +78,22 @@ export const LANGUAGE_INFO = {
     value: "none",
     native: null,
   },
+  wasix: {
+    title: "WASIX",
+    engine: "@wasmer/sdk (WASIX and WASI modules; code is the module's workspace path)",
+    extensions: [],
+    aliases: ["wasmer"],
+    value: "none",
+    native: null,
+  },
 } as const satisfies Record<Language, LanguageInfo>;
+
+/** Languages whose `code` names a module in the workspace (and whose runs take `args`). */
+export const MODULE_LANGUAGES: readonly Language[] = ["wasm", "wasix"];
+
+export function takesModule(language: Language): boolean {
+  return MODULE_LANGUAGES.includes(language);
+}
 
 /** Languages only the WebAssembly engines run (native mode has no interpreter for them). */
 export type WasmOnlyLanguage = {

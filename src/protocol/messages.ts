@@ -132,6 +132,8 @@ export interface EngineAssets {
   rubyWasmMemoryMb?: number;
   /** Ruby's module bytes, for workers with another memory limit to cap and compile themselves. */
   rubyWasmBytes?: SharedArrayBuffer;
+  /** @wasmer/sdk's runtime module (wasix), compiled once and shared with its threads. */
+  wasmerSdkWasm?: WebAssembly.Module;
 }
 
 export interface WorkerInit {

@@ -55,6 +55,7 @@ const ENGINE_PACKAGES = [
   "just-bash",
   "amaro",
   "@bjorn3/browser_wasi_shim",
+  "@wasmer/sdk",
 ];
 /**
  * Packages the engine host reads data from but loads no code of, so their dependencies stay
@@ -67,7 +68,14 @@ const ENGINE_DATA_PACKAGES = ["@ruby/3.4-wasm-wasi"];
  * others are type declarations and native-addon build helpers, useless to a process that may not
  * load addons; leaving them out also keeps the Linux jail's bind list short.
  */
-const NEVER_LOADED = new Set(["ws", "@types/emscripten", "node-addon-api", "node-gyp-build"]);
+const NEVER_LOADED = new Set([
+  "ws",
+  // @wasmer/sdk's WISP client, its browser route to the network (polybox keeps the sdk's off).
+  "@mercuryworkshop/wisp-js",
+  "@types/emscripten",
+  "node-addon-api",
+  "node-gyp-build",
+]);
 
 /** A package and, recursively, the installed directories of its runtime dependencies. */
 function dependencyClosure(name: string, from: NodeJS.Require, seen: Map<string, string>): void {

@@ -30,6 +30,9 @@ const INTERPRETER_MB: Record<EngineLanguage, number> = {
   bash: 25,
   ruby: 110,
   wasm: 10,
+  // @wasmer/sdk: its 4.7 MB runtime module, instantiated in the worker and in its own threads
+  // (measured: ~110 MiB more than a host with a wasm interpreter).
+  wasix: 110,
 };
 
 export interface FleetPolicy {

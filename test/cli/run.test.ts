@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildFixture } from "../helpers/clang.js";
 import { CLI } from "../helpers/mcp-client.js";
 import { buildWheel } from "../helpers/wheel.js";
 
@@ -220,10 +221,25 @@ describe("polybox --help, --version, doctor", () => {
       ["bash", true],
       ["ruby", true],
       ["wasm", true],
+      ["wasix", true],
     ]);
     const l2 = json.layers.find((l: { id: string }) => l.id === "L2");
     expect(l2.active).toBe(true);
     expect(l2.detail).toContain(json.permissionFlag);
     expect(json.layers.map((l: { id: string }) => l.id)).toEqual(["L0", "L1", "L2", "L3"]);
   });
+});
+
+describe("polybox run --lang wasix", () => {
+  it("runs a WASIX module file with the arguments after --", async () => {
+    const file = path.join(tmp, "hello.wasm");
+    writeFileSync(file, buildFixture("hello.c"));
+    const r = await polybox(["run", "--lang", "wasix", file, "--", "one", "two"]);
+    expect(r.stdout).toContain("args: one two\n");
+    expect(r.stdout).toMatch(/proc_id=0 pid=\d+/);
+    // hello.c exits with argc; it cannot write /workspace/out/ (no such directory), so 4.
+    expect(r.code).toBe(4);
+    const bad = await polybox(["run", "--lang", "wasix", "-e", "x"]);
+    expect(bad.stderr).toMatch(/--lang wasix needs a FILE/);
+  }, 60_000);
 });

@@ -18,8 +18,8 @@ export interface Dialect {
   value?: { code: string; expected: string };
 }
 
-/** `wasm` runs a module named by path, not source code: its contract is in wasm.test.ts. */
-export type SourceLanguage = Exclude<Language, "wasm">;
+/** `wasm` and `wasix` run a module named by path, not source code: their contracts are in wasm.test.ts and wasix.test.ts. */
+export type SourceLanguage = Exclude<Language, "wasm" | "wasix">;
 
 export const DIALECTS: Record<SourceLanguage, Dialect> = {
   python: {

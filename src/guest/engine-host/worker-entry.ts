@@ -54,6 +54,7 @@ const FACTORIES: Record<WorkerInit["language"], () => Promise<EngineFactory>> = 
   bash: async () => (await import("../engines/bash/engine.js")).createEngine,
   ruby: async () => (await import("../engines/wasi/ruby.js")).createEngine,
   wasm: async () => (await import("../engines/wasi/wasm.js")).createEngine,
+  wasix: async () => (await import("../engines/wasix/engine.js")).createEngine,
 };
 
 /**
@@ -68,6 +69,7 @@ const LAZY_LOADING_PACKAGES: Record<WorkerInit["language"], string[]> = {
   python: [],
   ruby: [],
   wasm: [],
+  wasix: [],
 };
 
 async function boot(): Promise<Engine> {

@@ -26,6 +26,8 @@ const ABOUT: Record<string, string> = {
     "Run TypeScript: types are stripped (not checked) and the result runs as JavaScript in QuickJS.",
   bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no real processes).",
   ruby: "Run Ruby 3.4 (CRuby compiled to WebAssembly, with its standard library; no network, no gems beyond the standard ones). The value is inspect of the last expression.",
+  wasix:
+    'Run a WASIX (or WASI) program on @wasmer/sdk: code is the workspace path of a .wasm module exporting _start, args its arguments; WASIX calls (processes within the program, getcwd/chdir, extended file calls) work, the network is off, and it sees the workspace at /workspace. Send the module in files as {"app.wasm": {"base64": "..."}}.',
   wasm: 'Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else. Send the module in files as {"app.wasm": {"base64": "..."}} (or with write_file).',
 };
 

@@ -1,0 +1,91 @@
+// The `wasix` language: a WASIX (or WASI) module in the workspace runs on @wasmer/sdk inside the
+// engine host, with arguments, stdin, the environment and the workspace; files it writes come
+// back. The modules are built from C by the test itself (test/helpers/clang.ts).
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildFixture } from "../helpers/clang.js";
+import { type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { dataString, wasiProgram, wat } from "../helpers/wat.js";
+
+let runtime: Runtime;
+let sb: Sandbox;
+beforeAll(async () => {
+  runtime = await testRuntime({ pool: { wasix: 1 } });
+  sb = await Sandbox.create({ runtime });
+}, 120_000);
+afterAll(async () => {
+  await sb?.close();
+  await runtime?.close();
+});
+
+const HELLO = buildFixture("hello.c");
+
+it("runs a WASIX module with arguments, env, stdin and the workspace", async () => {
+  await sb.files.write("bin/hello.wasm", HELLO);
+  await sb.files.write("input.txt", "from the workspace\n");
+  await sb.files.write("out/keep.txt", "x");
+  const r = await sb.run("wasix", "bin/hello.wasm", {
+    args: ["alpha", "beta gamma"],
+    env: { GREETING: "hi" },
+    stdin: "through the pipe\n",
+  });
+  expect(r).toMatchObject({ status: "error", exitCode: 3, value: null, stderr: "" });
+  expect(r.stdout).toContain("args: alpha beta gamma\n");
+  expect(r.stdout).toContain("GREETING=hi\n");
+  expect(r.stdout).toMatch(/proc_id=0 pid=\d+\n/);
+  expect(r.stdout).toContain("thread_parallelism=0\n");
+  expect(r.stdout).toContain("cwd=/workspace\n");
+  expect(r.stdout).toContain("stdin=through the pipe\n");
+  expect(r.stdout).toContain("input.txt=from the workspace\n");
+  expect(r.filesChanged).toEqual(["out/result.txt"]);
+  const written = new TextDecoder().decode(await sb.files.read("out/result.txt"));
+  expect(written).toMatch(/^written by pid \d+\n$/);
+}, 60_000);
+
+it("sees files changed between runs, and reports only what the guest changed", async () => {
+  await sb.files.write("input.txt", "second version\n");
+  const r = await sb.run("wasix", "bin/hello.wasm", { stdin: "" });
+  expect(r.stdout).toContain("input.txt=second version\n");
+  // Same content as before: not reported again.
+  expect(r.filesChanged ?? []).toEqual([]);
+}, 60_000);
+
+it("runs a plain WASI preview 1 module too", async () => {
+  await sb.files.write(
+    "plain.wasm",
+    wasiProgram(
+      `(call $print (i32.const 2048) (i32.const 6)) (call $exit (i32.const 5))`,
+      dataString(2048, "plain\n"),
+    ),
+  );
+  const r = await sb.run("wasix", "plain.wasm");
+  expect(r).toMatchObject({ exitCode: 5, stdout: "plain\n" });
+}, 60_000);
+
+it("refuses imports beyond the system calls, and invalid or missing modules", async () => {
+  await sb.files.write(
+    "napi.wasm",
+    wat(
+      '(module (import "napi" "napi_run_script" (func)) (memory (export "memory") 1) (func (export "_start")))',
+    ),
+  );
+  const foreign = await sb.run("wasix", "napi.wasm");
+  expect(foreign).toMatchObject({ status: "error", exitCode: 126 });
+  expect(foreign.stderr).toMatch(/imports napi\.napi_run_script; only WASI and WASIX/);
+  expect(await sb.run("wasix", "missing.wasm")).toMatchObject({ exitCode: 127 });
+  await sb.files.write("junk.wasm", "not a module");
+  expect((await sb.run("wasix", "junk.wasm")).stderr).toMatch(/not a valid WebAssembly module/);
+  expect((await sb.run("wasix", "../x.wasm")).stderr).toMatch(/not a workspace path/);
+}, 60_000);
+
+it("runs one-shot through run() with the module passed as bytes", async () => {
+  const r = await run({
+    language: "wasix",
+    code: "hello.wasm",
+    args: ["x"],
+    files: { "hello.wasm": HELLO, "out/keep.txt": "x" },
+    runtime,
+  });
+  expect(r).toMatchObject({ exitCode: 2 });
+  expect(r.stdout).toContain("args: x\n");
+  expect(r.filesChanged).toEqual(["out/result.txt"]);
+}, 90_000);

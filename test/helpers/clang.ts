@@ -1,0 +1,41 @@
+// Builds WebAssembly test programs from C with Debian's clang, lld and wasi-libc (installed by
+// .ci/run). WASIX system calls the Debian wasi-libc does not wrap are declared by the C sources
+// themselves as `wasix_32v1` imports. Builds go to a temporary directory, once per source text.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const cache = new Map<string, Uint8Array>();
+
+/** The module `source` compiles to (wasm32-wasi, -O2); throws with clang's message on failure. */
+export function buildC(source: string, flags: string[] = []): Uint8Array {
+  const key = `${flags.join(" ")}\n${source}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const dir = mkdtempSync(path.join(tmpdir(), "polybox-clang-"));
+  try {
+    writeFileSync(path.join(dir, "main.c"), source);
+    execFileSync("clang", ["--target=wasm32-wasi", "-O2", ...flags, "main.c", "-o", "main.wasm"], {
+      cwd: dir,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const bytes = new Uint8Array(readFileSync(path.join(dir, "main.wasm")));
+    cache.set(key, bytes);
+    return bytes;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A C fixture from test/fixtures/wasix, built. */
+export function buildFixture(name: string): Uint8Array {
+  const file = path.join(
+    import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname),
+    "..",
+    "fixtures",
+    "wasix",
+    name,
+  );
+  return buildC(readFileSync(file, "utf8"));
+}

@@ -1,0 +1,143 @@
+// T30 WASIX engine (@wasmer/sdk): a hostile WASIX program, built from C by the test, tries the
+// host's files, the server's environment, host processes and the network, then memory, CPU and
+// output. The sdk runs inside the engine host (L2, and L3 on Linux) with its network policy
+// disabled; its own worker threads are hardened as engine workers are (L1). Each attempt must
+// get nothing, end in its own status, and leave the runtime answering.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { buildC, buildFixture } from "../helpers/clang.js";
+import {
+  type Canary,
+  ENV_CANARY_NAME,
+  expectNoLeak,
+  expectRuntimeAnswers,
+  FIXTURES_DIR,
+  type Listener,
+  markerPath,
+  newSandbox,
+  plantCanaries,
+  plantEnvCanary,
+  Runtime,
+  type Sandbox,
+  sleep,
+  startListener,
+} from "../helpers/security-env.js";
+
+const ATTACK = buildC(readFileSync(path.join(FIXTURES_DIR, "wasix-attack.c"), "utf8"));
+
+let rt: Runtime;
+let sb: Sandbox;
+let canaries: { tmp: Canary; repo: Canary };
+let envSecret: string;
+let server: Listener;
+
+beforeAll(async () => {
+  canaries = plantCanaries();
+  envSecret = plantEnvCanary();
+  server = await startListener();
+  rt = await Runtime.create({ pool: { python: 1, javascript: 0, bash: 0, wasix: 1 } });
+}, 120_000);
+afterEach(async () => {
+  await sb?.close();
+});
+afterAll(async () => {
+  await rt?.close();
+  await server?.close();
+  canaries?.tmp.remove();
+  canaries?.repo.remove();
+  delete process.env[ENV_CANARY_NAME];
+});
+
+async function attack(...args: string[]) {
+  await sb.files.write("attack.wasm", ATTACK);
+  const r = await sb.run("wasix", "attack.wasm", { args });
+  expectNoLeak(r, canaries.tmp.secret, canaries.repo.secret, envSecret);
+  return r;
+}
+
+it("T30 WASIX file access: host paths, the repo and /proc are not in the sdk's file system", async () => {
+  sb = await newSandbox(rt);
+  expect(readFileSync(canaries.tmp.path, "utf8")).toContain(canaries.tmp.secret);
+  for (const target of [
+    canaries.tmp.path,
+    canaries.repo.path,
+    `/workspace/../../../..${canaries.tmp.path}`,
+    "/etc/passwd",
+    "/proc/self/environ",
+  ]) {
+    const r = await attack("file", target);
+    expect(r.stdout, target).toMatch(/^blocked /);
+  }
+  // The sdk's root is its own (bin, dev, etc, tmp, usr, workspace: all virtual and near empty).
+  const root = await attack("list", "/");
+  expect(root.stdout).toMatch(/entry workspace\n/);
+  expect(root.stdout).not.toMatch(/entry (home|root|proc|work|var|opt|srv|mnt)\n/);
+  expect((await attack("list", "/etc")).stdout).not.toMatch(/entry (passwd|hostname|hosts)\n/);
+  const tmp = await attack("list", "/tmp");
+  expect(tmp.stdout).not.toContain(path.basename(canaries.tmp.path));
+  await expectRuntimeAnswers(rt);
+}, 120_000);
+
+it("T30 WASIX environment: the server's variables never reach the guest", async () => {
+  sb = await newSandbox(rt);
+  expect(process.env[ENV_CANARY_NAME]).toBe(envSecret);
+  const r = await attack("env");
+  const names = [...r.stdout.matchAll(/^env ([^=]+)=/gm)].map((m) => m[1]);
+  expect(names).not.toContain(ENV_CANARY_NAME);
+  expect(names).not.toContain("PATH");
+  expect(names).toContain("HOME");
+  await expectRuntimeAnswers(rt);
+}, 120_000);
+
+it("T30 WASIX processes: exec of host programs starts nothing on the host", async () => {
+  sb = await newSandbox(rt);
+  const marker = markerPath("wasix-exec");
+  for (const program of ["/bin/sh", "sh", "/usr/bin/touch"]) {
+    const args =
+      program === "/usr/bin/touch" ? [program, marker] : [program, "-c", `touch ${marker}`];
+    const r = await attack("exec", ...args);
+    expect(r.stdout, program).toMatch(/^blocked exec/);
+  }
+  await sleep(300);
+  expect(existsSync(marker)).toBe(false);
+  await expectRuntimeAnswers(rt);
+}, 120_000);
+
+it("T30 WASIX network: sockets and name lookups reach no listener", async () => {
+  sb = await newSandbox(rt);
+  server.reset();
+  const r = await attack("connect", String(server.port));
+  expect(r.stdout).not.toMatch(/GOT/);
+  const lookup = await attack("resolve", "localhost");
+  expect(lookup.stdout).toMatch(/^blocked resolve/);
+  await sleep(300);
+  expect(server.seen).toEqual([]);
+  await expectRuntimeAnswers(rt);
+}, 120_000);
+
+it("T30 WASIX memory: malloc stops at the cap written into the module", async () => {
+  sb = await newSandbox(rt);
+  await sb.files.write("grow.wasm", buildFixture("grow.c"));
+  const r = await sb.run("wasix", "grow.wasm", { memoryMb: 64 });
+  expect(r.exitCode).toBe(12);
+  const held = Number(/held (\d+) MiB/.exec(r.stdout)?.[1]);
+  expect(held).toBeGreaterThan(8);
+  expect(held).toBeLessThan(64);
+  await expectRuntimeAnswers(rt);
+}, 120_000);
+
+it("T30 WASIX CPU and output: a spin loop times out, a flood is cut at the cap", async () => {
+  sb = await newSandbox(rt, { timeoutMs: 3_000, maxOutputBytes: 4096 });
+  await sb.files.write("spin.wasm", buildFixture("spin.c"));
+  const started = Date.now();
+  const spin = await sb.run("wasix", "spin.wasm");
+  expect(spin.status).toBe("timeout");
+  // The deadline, plus the engine host's kill grace and a loaded machine's slack.
+  expect(Date.now() - started).toBeLessThan(30_000);
+  await sb.files.write("flood.wasm", buildFixture("flood.c"));
+  const flood = await sb.run("wasix", "flood.wasm");
+  expect(flood.status).toBe("output_limit");
+  expect(flood.stdout.length).toBeLessThanOrEqual(4096);
+  await expectRuntimeAnswers(rt);
+}, 120_000);
