@@ -6,7 +6,7 @@
 // job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them
 // (bearer tokens); nodes are reached with the cluster secret.
 
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server as McpProtocolServer } from "@modelcontextprotocol/sdk/server/index.js";
@@ -23,6 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type ConnectionOptions, Queue, QueueEvents } from "bullmq";
 import { PolyboxError } from "../index.js";
+import { presentedToken, sha256 } from "../mcp/http.js";
 import { errorResult } from "../mcp/render.js";
 import { JOB_KEEP_MS } from "./node.js";
 import {
@@ -411,17 +412,4 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
       await registry.close();
     },
   };
-}
-
-function sha256(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
-  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-  if (m === null) return null;
-  const presented = sha256(m[1]!.trim());
-  let match: Buffer | null = null;
-  for (const digest of digests) if (timingSafeEqual(presented, digest)) match = digest;
-  return match;
 }

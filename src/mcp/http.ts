@@ -239,7 +239,8 @@ function inUse(session: Session, res: ServerResponse): void {
   });
 }
 
-function sha256(text: string): Buffer {
+/** @internal A token's digest, as `presentedToken` compares them. */
+export function sha256(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
@@ -247,7 +248,7 @@ function sha256(text: string): Buffer {
  * The digest of the configured token the request presents, or null. Digests are compared in
  * constant time, each of them, so response timing does not leak a token or which one matched.
  */
-function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
+export function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
   if (m === null) return null;
   const presented = sha256(m[1]!.trim());

@@ -20,7 +20,6 @@ import {
   newSandbox,
   REPO_DIR,
   type Runtime,
-  type Sandbox,
   securityRuntime,
   sleep,
 } from "../helpers/security-env.js";
@@ -66,14 +65,14 @@ describe("T25 one process per tenant", () => {
     try {
       const listen = listener.run(
         "python",
-        runJs(`
+        `${runJs(`
           globalThis.heard = [];
           try {
             const C = globalThis.BroadcastChannel ?? globalThis.constructor?.constructor?.("return BroadcastChannel")();
             const ch = new C("polybox");
             ch.onmessage = (e) => heard.push(String(e.data));
           } catch (e) { heard.push("no channel: " + e.message) }
-        `) + "\nimport time\ntime.sleep(4)\nprint(run_js('JSON.stringify(heard)'))",
+        `)}\nimport time\ntime.sleep(4)\nprint(run_js('JSON.stringify(heard)'))`,
       );
       await sleep(1_000);
       const talk = await talker.run(

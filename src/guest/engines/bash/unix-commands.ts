@@ -96,7 +96,7 @@ const xxd = defineCommand("xxd", async (args, ctx) => {
     let groups = "";
     for (let i = 0; i < width; i += 2) {
       const pair = Array.from(row.subarray(i, i + 2), hex).join("");
-      groups += pair.padEnd(4, " ") + " ";
+      groups += `${pair.padEnd(4, " ")} `;
     }
     const text = Array.from(row, (b) =>
       b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".",
