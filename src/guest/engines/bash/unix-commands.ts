@@ -4,18 +4,18 @@
 
 import { defineCommand, latin1FromBytes } from "just-bash";
 
-type Result = { stdout: string; stderr: string; exitCode: number };
-type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
+export type Result = { stdout: string; stderr: string; exitCode: number };
+export type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
 
 const ok = (stdout: string): Result => ({ stdout, stderr: "", exitCode: 0 });
-const fail = (name: string, message: string, exitCode = 1): Result => ({
+export const fail = (name: string, message: string, exitCode = 1): Result => ({
   stdout: "",
   stderr: `${name}: ${message}\n`,
   exitCode,
 });
 
 /** stdin or a file's bytes; `-` is stdin. */
-async function readInput(ctx: Ctx, file: string | undefined): Promise<Uint8Array> {
+export async function readInput(ctx: Ctx, file: string | undefined): Promise<Uint8Array> {
   if (file === undefined || file === "-") return Buffer.from(latin1FromBytes(ctx.stdin), "latin1");
   return ctx.fs.readFileBuffer(ctx.fs.resolvePath(ctx.cwd, file));
 }

@@ -5,15 +5,7 @@
 // `trap` is a builtin just-bash lacks; its EXIT handler is run by the engine when the script ends.
 
 import { type Command, defineCommand, latin1FromBytes } from "just-bash";
-
-type Result = { stdout: string; stderr: string; exitCode: number };
-type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
-
-const fail = (name: string, message: string, exitCode = 1): Result => ({
-  stdout: "",
-  stderr: `${name}: ${message}\n`,
-  exitCode,
-});
+import { type Ctx, fail, type Result, readInput } from "./unix-commands.js";
 
 function original(ctx: Ctx, name: string, args: string[]): Promise<Result> {
   if (!ctx.origCommand) return Promise.resolve(fail(name, "not available", 127));
@@ -25,9 +17,7 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /** stdin, or a file's text (`-` is stdin); latin-1 keeps bytes as they are. */
 async function readText(ctx: Ctx, file: string): Promise<string> {
-  if (file === "-") return latin1FromBytes(ctx.stdin);
-  const data = await ctx.fs.readFileBuffer(ctx.fs.resolvePath(ctx.cwd, file));
-  return Buffer.from(data).toString("latin1");
+  return Buffer.from(await readInput(ctx, file)).toString("latin1");
 }
 
 /**
