@@ -22,6 +22,7 @@ import {
 } from "./core/limits.js";
 import { type LogFn, stderrLog } from "./core/log.js";
 import { PackageResolver } from "./core/packages.js";
+import { WasmerPackageResolver } from "./core/wasmer-packages.js";
 import { packageRequirements } from "./core/python-deps.js";
 import {
   type EngineKind,
@@ -54,6 +55,8 @@ export class Runtime implements SandboxRuntime {
   readonly log: LogFn;
   /** @internal */
   readonly packages: PackageResolver;
+  /** @internal */
+  readonly wasmerPackages: WasmerPackageResolver;
   /** @internal */
   readonly state: DataDir;
   /** Which engines this runtime offers (see `Isolation`). */
@@ -123,6 +126,12 @@ export class Runtime implements SandboxRuntime {
       pyodideCdn: options.pyodideCdn,
       cachedOnly: options.cachedOnly,
       nativeTags: () => interpreterTags(this.native.pythonPath),
+    });
+    this.wasmerPackages = new WasmerPackageResolver({
+      registry: options.wasmerRegistry,
+      downloadHosts: options.wasmerDownloadHosts,
+      cacheDir,
+      cachedOnly: options.cachedOnly,
     });
     const launcher = launcherReport();
     const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;

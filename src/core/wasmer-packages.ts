@@ -98,9 +98,13 @@ function httpUrl(value: string, what: string): URL {
     // Reported below.
   }
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:"))
-    throw new PolyboxError("INVALID_ARGUMENT", `${what} must be an http(s) URL, got ${JSON.stringify(value)}`, {
-      details: { limit: what, value },
-    });
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `${what} must be an http(s) URL, got ${JSON.stringify(value)}`,
+      {
+        details: { limit: what, value },
+      },
+    );
   return url;
 }
 
@@ -251,7 +255,9 @@ export class WasmerPackageResolver {
     const dist = pick(v.v3) ?? pick(v.v2);
     if (!dist) throw notFound();
     if (!/^[0-9a-f]{64}$/.test(dist.hash))
-      throw unavailable(`the sha256 it gives is not one (${JSON.stringify(dist.hash.slice(0, 80))})`);
+      throw unavailable(
+        `the sha256 it gives is not one (${JSON.stringify(dist.hash.slice(0, 80))})`,
+      );
     let url: URL;
     try {
       url = new URL(dist.url, this.registry);
@@ -280,7 +286,10 @@ export class WasmerPackageResolver {
     let response: Response;
     try {
       // No redirects: a redirect could leave the granted hosts.
-      response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: "error" });
+      response = await fetch(url, {
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        redirect: "error",
+      });
     } catch (error) {
       throw failed(String(error), error);
     }

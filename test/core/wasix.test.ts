@@ -77,6 +77,14 @@ it("refuses imports beyond the system calls, and invalid or missing modules", as
   expect((await sb.run("wasix", "../x.wasm")).stderr).toMatch(/not a workspace path/);
 }, 60_000);
 
+it("fork by the raw proc_fork import needs an asyncify-built module: the sdk ends a plain one", async () => {
+  await sb.files.write("fork.wasm", buildFixture("fork.c"));
+  const r = await sb.run("wasix", "fork.wasm");
+  // Measured on @wasmer/sdk 0.16: the process ends at the call with exit code 79 and nothing
+  // after it runs (no child, no return into the module). wasix-libc builds fork with asyncify.
+  expect(r).toMatchObject({ status: "error", exitCode: 79, stdout: "before fork\n" });
+}, 60_000);
+
 it("runs one-shot through run() with the module passed as bytes", async () => {
   const r = await run({
     language: "wasix",

@@ -24,7 +24,8 @@ function head(major: number, n: number): number[] {
   if (n < 24) return [m | n];
   if (n < 0x100) return [m | 24, n];
   if (n < 0x10000) return [m | 25, n >> 8, n & 0xff];
-  if (n < 0x1_0000_0000) return [m | 26, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff];
+  if (n < 0x1_0000_0000)
+    return [m | 26, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff];
   const big = BigInt(n);
   return [m | 27, ...[56, 48, 40, 32, 24, 16, 8, 0].map((s) => Number((big >> BigInt(s)) & 0xffn))];
 }
@@ -36,7 +37,8 @@ export function cbor(value: Cbor): Uint8Array {
     else if (v === true) out.push(0xf5);
     else if (v === false) out.push(0xf4);
     else if (typeof v === "number") {
-      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`cbor: ${v} is not an unsigned integer`);
+      if (!Number.isSafeInteger(v) || v < 0)
+        throw new Error(`cbor: ${v} is not an unsigned integer`);
       out.push(...head(0, v));
     } else if (typeof v === "string") {
       const bytes = new TextEncoder().encode(v);
@@ -176,7 +178,12 @@ export function encodeWebc(pkg: WebcPackage): Uint8Array {
   const atomParts = volumeParts(pkg.atoms);
   const atomsSection = section(
     TAG.atoms,
-    concat([u64(atomParts.header.length), atomParts.header, u64(atomParts.data.length), atomParts.data]),
+    concat([
+      u64(atomParts.header.length),
+      atomParts.header,
+      u64(atomParts.data.length),
+      atomParts.data,
+    ]),
   );
   const volumeSections = volumes.map(([name, tree]) => {
     const parts = volumeParts(tree);
