@@ -22,7 +22,6 @@ import {
 } from "./core/limits.js";
 import { type LogFn, stderrLog } from "./core/log.js";
 import { PackageResolver } from "./core/packages.js";
-import { WasmerPackageResolver } from "./core/wasmer-packages.js";
 import { packageRequirements } from "./core/python-deps.js";
 import {
   type EngineKind,
@@ -34,6 +33,7 @@ import {
 import { DataDir, defaultDataDir } from "./core/state.js";
 import { sweepStaleTempDirs } from "./core/tmp.js";
 import type { Permissions } from "./core/types.js";
+import { WasmerPackageResolver } from "./core/wasmer-packages.js";
 import { PYODIDE_DIR } from "./supervisor/assets.js";
 import { HostFleet } from "./supervisor/fleet.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";

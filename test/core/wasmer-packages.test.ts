@@ -3,8 +3,9 @@
 // granted host, checks its sha256, pins and caches it, and hands the bytes to the engine, whose
 // sdk runs the package's command in the workspace. The registry is a loopback stand-in serving
 // real .webc files written by test/helpers/webc.ts around a C program built with clang.
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -12,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
 import { buildC } from "../helpers/clang.js";
+import { CLI, call, stdioServer, text } from "../helpers/mcp-client.js";
 import { isPolyboxError, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { wat } from "../helpers/wat.js";
 import { encodeWebc } from "../helpers/webc.js";
@@ -320,4 +322,102 @@ describe("cachedOnly", () => {
     expect(sha(again.data)).toBe(sha(TOOL_WEBC));
     expect(seen).toEqual(["query polybox/tool@1.0.0", `GET /webc/${sha(TOOL_WEBC)}.webc`]);
   });
+});
+
+describe("the same field through MCP and the CLI", () => {
+  /**
+   * A cache dir of its own for a server process (XDG_CACHE_HOME), with the engines' snapshots
+   * linked in from the user's cache so that the process does not rebuild them.
+   */
+  const ownCache = () => {
+    const xdg = mkdtempSync(path.join(tmp, "xdg-"));
+    const mine = path.join(xdg, "polybox");
+    mkdirSync(mine);
+    const user = path.join(
+      process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"),
+      "polybox",
+    );
+    if (existsSync(user))
+      for (const f of readdirSync(user))
+        if (/^(pyodide|quickjs)-/.test(f)) symlinkSync(path.join(user, f), path.join(mine, f));
+    return xdg;
+  };
+  const COLD = "--pool=python=0,javascript=0,typescript=0,bash=0,ruby=0,wasm=0,wasix=0";
+
+  it("MCP: create_run_close and execute_code take wasmer_package", async () => {
+    const server = await stdioServer([COLD, `--wasmer-registry=${registryUrl}`], {
+      XDG_CACHE_HOME: ownCache(),
+    });
+    try {
+      const once = await call(server.client, "create_run_close", {
+        language: "wasix",
+        code: "",
+        wasmer_package: "polybox/tool@1.0.0",
+        args: ["over", "mcp"],
+      });
+      expect(once.structuredContent).toMatchObject({
+        exit_code: 7,
+        stdout: "hello from a package: over mcp\n",
+      });
+      const sandbox_id = (await call(server.client, "create_sandbox", { language: "wasix" }))
+        .structuredContent?.sandbox_id;
+      await call(server.client, "write_file", { sandbox_id, path: "in.txt", content: "abc" });
+      const upper = await call(server.client, "execute_code", {
+        sandbox_id,
+        code: "upper",
+        wasmer_package: "polybox/tool@1.0.0",
+        args: ["in.txt"],
+      });
+      expect(upper.structuredContent).toMatchObject({ exit_code: 0, stdout: "upper: 3 bytes\n" });
+      const missing = await call(server.client, "create_run_close", {
+        language: "wasix",
+        code: "",
+        wasmer_package: "polybox/absent@1.0.0",
+      });
+      expect(missing.isError).toBe(true);
+      expect(text(missing)).toMatch(/^PACKAGE_NOT_FOUND: Wasmer package "polybox\/absent@1\.0\.0"/);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+
+  it("CLI: polybox run --wasmer-package P [COMMAND] [-- ARGS], and --cached-only", async () => {
+    const polybox = (args: string[], xdg: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, "run", ...args], {
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, XDG_CACHE_HOME: xdg },
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (c) => {
+          stdout += c;
+        });
+        child.stderr.on("data", (c) => {
+          stderr += c;
+        });
+        child.on("error", reject);
+        child.on("exit", (code) => resolve({ code, stdout, stderr }));
+      });
+    const xdg = ownCache();
+    const registryFlag = `--wasmer-registry=${registryUrl}`;
+    // Not cached yet and downloads off: refused, naming the package.
+    const offline = await polybox(
+      ["--cached-only", registryFlag, "--wasmer-package", "polybox/tool@1.0.0"],
+      xdg,
+    );
+    expect(offline.code).not.toBe(0);
+    expect(offline.stderr).toMatch(/PACKAGE_NOT_CACHED|not in the package cache/);
+    const first = await polybox(
+      [registryFlag, "--wasmer-package", "polybox/tool@1.0.0", "hello", "--", "x", "y"],
+      xdg,
+    );
+    expect(first).toMatchObject({ code: 7, stdout: "hello from a package: x y\n" });
+    // Now pinned in this cache: --cached-only runs it.
+    const cached = await polybox(
+      ["--cached-only", registryFlag, "--wasmer-package", "polybox/tool@1.0.0"],
+      xdg,
+    );
+    expect(cached).toMatchObject({ code: 7, stdout: "hello from a package:\n" });
+  }, 180_000);
 });
