@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
-import { buildC } from "../helpers/clang.js";
+import { buildC, buildFixture } from "../helpers/clang.js";
 import { CLI, call, stdioServer, text } from "../helpers/mcp-client.js";
 import { isPolyboxError, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { wat } from "../helpers/wat.js";
@@ -64,6 +64,8 @@ const pkg = (name: string, atoms: Record<string, Uint8Array> = { tool: TOOL }) =
   });
 
 const TOOL_WEBC = pkg("polybox/tool");
+// Allocates 1 MiB blocks until malloc fails (exit 12) or 2 GiB are held.
+const GROW_WEBC = pkg("polybox/grow", { grow: buildFixture("grow.c") });
 const NAPI_WEBC = pkg("polybox/napi", {
   napi: wat(
     '(module (import "napi" "napi_run_script" (func)) (memory (export "memory") 1) (func (export "_start")))',
@@ -153,6 +155,7 @@ beforeAll(async () => {
   registryUrl = `http://127.0.0.1:${port}/graphql`;
   publish("polybox/tool", TOOL_WEBC);
   publish("polybox/napi", NAPI_WEBC);
+  publish("polybox/grow", GROW_WEBC);
   // Bytes that are not the ones the registry's sha256 names: what a compromised CDN would serve.
   publish("polybox/tampered", pkg("polybox/tampered"), { claimed: sha(TOOL_WEBC) });
   // A download URL on a host the registry was not granted with ("localhost" is not 127.0.0.1).
@@ -212,6 +215,20 @@ describe("a package's command by name", () => {
     expect(r).toMatchObject({ status: "error", exitCode: 127 });
     expect(r.stderr).toMatch(/polybox\/tool@1\.0\.0 has no command "nope"; its commands: .*hello/);
   }, 60_000);
+
+  it("a package's module is held to memoryMb, as a workspace module is", async () => {
+    // A sandbox of its own: a package keeps the cap of its first run in an interpreter.
+    const own = await Sandbox.create({ runtime });
+    try {
+      const r = await own.run("wasix", "", { wasmerPackage: "polybox/grow@1.0.0", memoryMb: 64 });
+      expect(r.exitCode).toBe(12);
+      const held = Number(/held (\d+) MiB/.exec(r.stdout)?.[1]);
+      expect(held).toBeGreaterThan(8);
+      expect(held).toBeLessThan(64);
+    } finally {
+      await own.close();
+    }
+  }, 90_000);
 
   it("a package module importing beyond the system calls is refused before the sdk loads it", async () => {
     const r = await sb.run("wasix", "", { wasmerPackage: "polybox/napi@1.0.0" });
