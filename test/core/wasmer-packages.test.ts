@@ -216,7 +216,7 @@ describe("a package's command by name", () => {
     expect(r.stderr).toMatch(/polybox\/tool@1\.0\.0 has no command "nope"; its commands: .*hello/);
   }, 60_000);
 
-  it("a package's module is held to memoryMb, as a workspace module is", async () => {
+  it("T31 a package's module is held to memoryMb, as a workspace module is", async () => {
     // A sandbox of its own: a package keeps the cap of its first run in an interpreter.
     const own = await Sandbox.create({ runtime });
     try {
@@ -230,7 +230,7 @@ describe("a package's command by name", () => {
     }
   }, 90_000);
 
-  it("a package module importing beyond the system calls is refused before the sdk loads it", async () => {
+  it("T31 a package module importing beyond the system calls is refused before the sdk loads it", async () => {
     const r = await sb.run("wasix", "", { wasmerPackage: "polybox/napi@1.0.0" });
     expect(r).toMatchObject({ status: "error", exitCode: 126 });
     expect(r.stderr).toMatch(/module napi imports napi\.napi_run_script; only WASI and WASIX/);
@@ -244,7 +244,7 @@ describe("refusals, with stable codes", () => {
       (e: unknown) => e,
     );
 
-  it("bytes whose sha256 is not the registry's are refused and not cached", async () => {
+  it("T31 bytes whose sha256 is not the registry's are refused and not cached", async () => {
     const error = await failure("polybox/tampered@1.0.0");
     expect(error).toMatchObject({
       code: "PACKAGE_HASH_MISMATCH",
@@ -259,7 +259,7 @@ describe("refusals, with stable codes", () => {
     expect(seen[0]).toBe("query polybox/tampered@1.0.0");
   }, 60_000);
 
-  it("a download host the registry was not granted with is refused before any download", async () => {
+  it("T31 a download host the registry was not granted with is refused before any download", async () => {
     seen.length = 0;
     const error = await failure("polybox/elsewhere@1.0.0");
     expect(error).toMatchObject({
@@ -328,7 +328,7 @@ describe("cachedOnly", () => {
     expect(seen).toEqual([]);
   });
 
-  it("a cache file changed on disk is not trusted: fetched again", async () => {
+  it("T31 a cache file changed on disk is not trusted: fetched again", async () => {
     const dir = mkdtempSync(path.join(tmp, "cache-"));
     const resolver = new WasmerPackageResolver({ registry: registryUrl, cacheDir: dir });
     await resolver.fetch({ name: "polybox/tool", version: "1.0.0" });
