@@ -51,26 +51,35 @@ int main(int argc, char **argv) {
 }
 `);
 
-const pkg = (name: string, atoms: Record<string, Uint8Array> = { tool: TOOL }) =>
-  encodeWebc({
-    name,
-    version: "1.0.0",
-    atoms,
-    commands: {
-      hello: { atom: Object.keys(atoms)[0]! },
-      upper: { atom: Object.keys(atoms)[0]!, mainArgs: ["upper"] },
+const pkg = (
+  name: string,
+  atoms: Record<string, Uint8Array> = { tool: TOOL },
+  version: 2 | 3 = 2,
+) =>
+  encodeWebc(
+    {
+      name,
+      version: "1.0.0",
+      atoms,
+      commands: {
+        hello: { atom: Object.keys(atoms)[0]! },
+        upper: { atom: Object.keys(atoms)[0]!, mainArgs: ["upper"] },
+      },
+      entrypoint: "hello",
     },
-    entrypoint: "hello",
-  });
+    version,
+  );
 
 const TOOL_WEBC = pkg("polybox/tool");
 // Allocates 1 MiB blocks until malloc fails (exit 12) or 2 GiB are held.
 const GROW_WEBC = pkg("polybox/grow", { grow: buildFixture("grow.c") });
-const NAPI_WEBC = pkg("polybox/napi", {
-  napi: wat(
-    '(module (import "napi" "napi_run_script" (func)) (memory (export "memory") 1) (func (export "_start")))',
-  ),
-});
+const NAPI_MODULE = wat(
+  '(module (import "napi" "napi_run_script" (func)) (memory (export "memory") 1) (func (export "_start")))',
+);
+const NAPI_WEBC = pkg("polybox/napi", { napi: NAPI_MODULE });
+// The registry serves version 3 files where it has them: the engine reads both.
+const TOOL_V3_WEBC = pkg("polybox/tool-v3", { tool: TOOL }, 3);
+const NAPI_V3_WEBC = pkg("polybox/napi-v3", { napi: NAPI_MODULE }, 3);
 
 // ---- the registry stand-in ------------------------------------------------------------------
 /** What the stand-in serves: per `name@version`, the file and the sha256 it claims for it. */
@@ -156,6 +165,8 @@ beforeAll(async () => {
   publish("polybox/tool", TOOL_WEBC);
   publish("polybox/napi", NAPI_WEBC);
   publish("polybox/grow", GROW_WEBC);
+  publish("polybox/tool-v3", TOOL_V3_WEBC);
+  publish("polybox/napi-v3", NAPI_V3_WEBC);
   // Bytes that are not the ones the registry's sha256 names: what a compromised CDN would serve.
   publish("polybox/tampered", pkg("polybox/tampered"), { claimed: sha(TOOL_WEBC) });
   // A download URL on a host the registry was not granted with ("localhost" is not 127.0.0.1).
@@ -208,6 +219,17 @@ describe("a package's command by name", () => {
     // The directory the command made is a change too, as with every engine.
     expect(r.filesChanged).toEqual(["out", "out/notes.txt"]);
     expect(new TextDecoder().decode(await sb.files.read("out/notes.txt"))).toBe("MAKE ME LOUD\n");
+  }, 60_000);
+
+  it("a version 3 WEBC file runs too, its modules read and checked alike", async () => {
+    const r = await sb.run("wasix", "hello", {
+      wasmerPackage: "polybox/tool-v3@1.0.0",
+      args: ["v3"],
+    });
+    expect(r).toMatchObject({ exitCode: 7, stdout: "hello from a package: v3\n" });
+    const napi = await sb.run("wasix", "", { wasmerPackage: "polybox/napi-v3@1.0.0" });
+    expect(napi).toMatchObject({ status: "error", exitCode: 126 });
+    expect(napi.stderr).toMatch(/module napi imports napi\.napi_run_script/);
   }, 60_000);
 
   it("an unknown command names the package's commands", async () => {

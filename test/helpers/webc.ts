@@ -1,9 +1,10 @@
-// Writes WEBC containers (the Wasmer registry's package format) for tests: version 2 of the
-// format, which the `webc` crate inside @wasmer/sdk 0.16 reads (webc 12). No writer for it is
-// published for JavaScript, and the sdk cannot serialize a package, so the tests build their
-// packages here from the format's description in the crate (`v2::Tag` and its layouts):
+// Writes WEBC containers (the Wasmer registry's package format) for tests: versions 2 and 3 of
+// the format, which the `webc` crate inside @wasmer/sdk 0.16 reads (webc 12). No writer for it
+// is published for JavaScript, and the sdk cannot serialize a package, so the tests build their
+// packages here from the format's description in the crate (`v2::Tag` and its layouts, and v3's
+// writer: per-section sha256, timestamps and hashes in volume headers, see volumeParts):
 //
-//   "\0webc" "002"                              magic and version
+//   "\0webc" "002" | "003"                      magic and version
 //   sections, each: tag (u8), length (u64 LE), value
 //     Index    (2): CBOR { manifest, atoms, volumes: {name: entry}, signature } + padding,
 //                   each entry { span: { start, len } (from the file's start), checksum }
@@ -87,43 +88,61 @@ export interface Tree {
   [name: string]: Uint8Array | Tree;
 }
 
-/** A volume's header and data sections for `tree`. */
-function volumeParts(tree: Tree): { header: Uint8Array; data: Uint8Array } {
+/** Version 3 adds timestamps (accessed, modified, created: u64 each; zero here) and hashes. */
+const TIMESTAMPS = new Uint8Array(24);
+
+/**
+ * A volume's header and data sections for `tree`. v3: a directory is tag, length (of what
+ * follows it), timestamps, sha256 of its entries' hashes, entries (offset, hash, name length,
+ * name); a file is tag, start, end, sha256, timestamps.
+ */
+function volumeParts(tree: Tree, v3: boolean): { header: Uint8Array; data: Uint8Array } {
   const header: number[] = [];
   const data: Uint8Array[] = [];
   let dataLength = 0;
-  const patch = (at: number, n: number) => header.splice(at, 8, ...u64(n));
-  const directory = (dir: Tree): number => {
+  const put = (at: number, bytes: Uint8Array) => header.splice(at, bytes.length, ...bytes);
+  const directory = (dir: Tree): { at: number; hash: Uint8Array } => {
     const start = header.length;
     header.push(TAG.directory, ...u64(0));
+    const hashAt = start + 9 + TIMESTAMPS.length;
+    if (v3) header.push(...TIMESTAMPS, ...new Uint8Array(32));
     const names = Object.keys(dir).sort();
     const offsets = new Map<string, number>();
     for (const name of names) {
       const bytes = new TextEncoder().encode(name);
       offsets.set(name, header.length);
-      header.push(...u64(0), ...u64(bytes.length), ...bytes);
+      header.push(...u64(0), ...(v3 ? new Uint8Array(32) : []), ...u64(bytes.length), ...bytes);
     }
-    patch(start + 1, header.length - start - 9);
+    put(start + 1, u64(header.length - start - 9));
+    const hashes: Uint8Array[] = [];
     for (const name of names) {
       const entry = dir[name]!;
-      const at = entry instanceof Uint8Array ? file(entry) : directory(entry);
-      patch(offsets.get(name)!, at);
+      const child = entry instanceof Uint8Array ? file(entry) : directory(entry);
+      put(offsets.get(name)!, u64(child.at));
+      if (v3) put(offsets.get(name)! + 8, child.hash);
+      hashes.push(child.hash);
     }
-    return start;
+    const hash = sha256(concat(hashes));
+    if (v3) put(hashAt, hash);
+    return { at: start, hash };
   };
-  const file = (bytes: Uint8Array): number => {
+  const file = (bytes: Uint8Array): { at: number; hash: Uint8Array } => {
     const start = header.length;
-    header.push(TAG.file, ...u64(dataLength), ...u64(dataLength + bytes.length), ...sha256(bytes));
+    const hash = sha256(bytes);
+    header.push(TAG.file, ...u64(dataLength), ...u64(dataLength + bytes.length), ...hash);
+    if (v3) header.push(...TIMESTAMPS);
     data.push(bytes);
     dataLength += bytes.length;
-    return start;
+    return { at: start, hash };
   };
   directory(tree);
   return { header: Uint8Array.from(header), data: concat(data) };
 }
 
-function section(tag: number, value: Uint8Array): Uint8Array {
-  return concat([Uint8Array.of(tag), u64(value.length), value]);
+/** A section: tag, [v3, all but the index: sha256 of the value], length, value. */
+function section(tag: number, value: Uint8Array, v3: boolean): Uint8Array {
+  const hash = v3 && tag !== TAG.index ? sha256(value) : new Uint8Array(0);
+  return concat([Uint8Array.of(tag), hash, u64(value.length), value]);
 }
 
 export interface WebcCommand {
@@ -170,40 +189,43 @@ function manifest(pkg: WebcPackage): Cbor {
   return out;
 }
 
-/** The `.webc` bytes of `pkg` (format v2, no signature, sha256 section checksums). */
-export function encodeWebc(pkg: WebcPackage): Uint8Array {
+/**
+ * The `.webc` bytes of `pkg` (no signature, sha256 section checksums), in format version 2
+ * (default) or 3.
+ */
+export function encodeWebc(pkg: WebcPackage, version: 2 | 3 = 2): Uint8Array {
+  const v3 = version === 3;
   // One empty volume: the package's own files (none here), which readers expect to find.
   const volumes: [string, Tree][] = [["atom", {}]];
-  const manifestSection = section(TAG.manifest, cbor(manifest(pkg)));
-  const atomParts = volumeParts(pkg.atoms);
-  const atomsSection = section(
-    TAG.atoms,
-    concat([
-      u64(atomParts.header.length),
-      atomParts.header,
-      u64(atomParts.data.length),
-      atomParts.data,
-    ]),
-  );
+  const manifestValue = cbor(manifest(pkg));
+  const manifestSection = section(TAG.manifest, manifestValue, v3);
+  const atomParts = volumeParts(pkg.atoms, v3);
+  const atomsValue = concat([
+    u64(atomParts.header.length),
+    atomParts.header,
+    u64(atomParts.data.length),
+    atomParts.data,
+  ]);
+  const atomsSection = section(TAG.atoms, atomsValue, v3);
   const volumeSections = volumes.map(([name, tree]) => {
-    const parts = volumeParts(tree);
+    const parts = volumeParts(tree, v3);
     const nameBytes = new TextEncoder().encode(name);
-    return {
-      name,
-      bytes: section(
-        TAG.volume,
-        concat([
-          u64(nameBytes.length),
-          nameBytes,
-          u64(parts.header.length),
-          parts.header,
-          u64(parts.data.length),
-          parts.data,
-        ]),
-      ),
-    };
+    const value = concat([
+      u64(nameBytes.length),
+      nameBytes,
+      u64(parts.header.length),
+      parts.header,
+      u64(parts.data.length),
+      parts.data,
+    ]);
+    return { name, value, bytes: section(TAG.volume, value, v3) };
   });
-  const checksum = (s: Uint8Array) => ({ tag: "checksum-sha256", value: sha256(s.subarray(9)) });
+  const values = new Map<Uint8Array, Uint8Array>([
+    [manifestSection, manifestValue],
+    [atomsSection, atomsValue],
+    ...volumeSections.map((s) => [s.bytes, s.value] as [Uint8Array, Uint8Array]),
+  ]);
+  const checksum = (s: Uint8Array) => ({ tag: "checksum-sha256", value: sha256(values.get(s)!) });
   const index = (base: number): Uint8Array => {
     let at = base;
     const entry = (s: Uint8Array) => {
@@ -222,7 +244,8 @@ export function encodeWebc(pkg: WebcPackage): Uint8Array {
       signature: { tag: "signature-none", value: new Uint8Array(0) },
     });
   };
-  const magic = Uint8Array.of(0x00, 0x77, 0x65, 0x62, 0x63, 0x30, 0x30, 0x32); // "\0webc002"
+  // "\0webc" and "002" or "003".
+  const magic = Uint8Array.of(0x00, 0x77, 0x65, 0x62, 0x63, 0x30, 0x30, 0x30 + version);
   // The index names offsets past itself: size it with room to spare, then pad it to that size.
   const room = index(0).length + 64;
   const offset = magic.length + 9 + room;
@@ -232,7 +255,7 @@ export function encodeWebc(pkg: WebcPackage): Uint8Array {
   padded.set(encoded);
   return concat([
     magic,
-    section(TAG.index, padded),
+    section(TAG.index, padded, v3),
     manifestSection,
     atomsSection,
     ...volumeSections.map((s) => s.bytes),
