@@ -33,6 +33,7 @@ import {
 import { DataDir, defaultDataDir } from "./core/state.js";
 import { sweepStaleTempDirs } from "./core/tmp.js";
 import type { Permissions } from "./core/types.js";
+import { WasmerPackageResolver } from "./core/wasmer-packages.js";
 import { PYODIDE_DIR } from "./supervisor/assets.js";
 import { HostFleet } from "./supervisor/fleet.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";
@@ -54,6 +55,8 @@ export class Runtime implements SandboxRuntime {
   readonly log: LogFn;
   /** @internal */
   readonly packages: PackageResolver;
+  /** @internal */
+  readonly wasmerPackages: WasmerPackageResolver;
   /** @internal */
   readonly state: DataDir;
   /** Which engines this runtime offers (see `Isolation`). */
@@ -123,6 +126,12 @@ export class Runtime implements SandboxRuntime {
       pyodideCdn: options.pyodideCdn,
       cachedOnly: options.cachedOnly,
       nativeTags: () => interpreterTags(this.native.pythonPath),
+    });
+    this.wasmerPackages = new WasmerPackageResolver({
+      registry: options.wasmerRegistry,
+      downloadHosts: options.wasmerDownloadHosts,
+      cacheDir,
+      cachedOnly: options.cachedOnly,
     });
     const launcher = launcherReport();
     const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;

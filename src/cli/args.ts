@@ -7,7 +7,7 @@
 import path from "node:path";
 import { parseDuration, parseSize } from "../core/limits.js";
 import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
-import { LANGUAGES, type Language } from "../protocol/languages.js";
+import { LANGUAGES, type Language, languageNamed } from "../protocol/languages.js";
 
 export type Command = "mcp" | "serve" | "router" | "run" | "doctor" | "warmup" | "help" | "version";
 
@@ -24,6 +24,12 @@ export interface Flags {
   cachedOnly?: boolean;
   /** Base URL of the Pyodide distribution lock-file packages come from. */
   pyodideCdn?: string;
+  /** The Wasmer registry's GraphQL endpoint (`wasmerPackage` names are looked up there). */
+  wasmerRegistry?: string;
+  /** Hosts Wasmer package files may come from besides the registry's. */
+  wasmerDownloadHosts?: string[];
+  /** `polybox run --wasmer-package NS/NAME@VERSION [COMMAND] [-- ARGS]`: run a Wasmer package. */
+  wasmerPackage?: string;
   timeoutMs?: number;
   memoryMb?: number;
   maxOutputBytes?: number;
@@ -126,6 +132,9 @@ const FLAGS: Record<string, FlagSpec> = {
   "python-packages": { kind: "list", key: "pythonPackages", on: [...RUNNERS, "warmup"] },
   "cached-only": { kind: "bool", key: "cachedOnly", on: RUNNERS },
   "pyodide-cdn": { kind: "string", key: "pyodideCdn", on: [...RUNNERS, "warmup"] },
+  "wasmer-registry": { kind: "string", key: "wasmerRegistry", on: RUNNERS },
+  "wasmer-download-host": { kind: "list", key: "wasmerDownloadHosts", on: RUNNERS },
+  "wasmer-package": { kind: "string", key: "wasmerPackage", on: ["run"] },
   timeout: { kind: "duration", key: "timeoutMs", on: RUNNERS },
   memory: { kind: "size", key: "memoryMb", on: RUNNERS },
   "max-output": { kind: "size", key: "maxOutputBytes", on: RUNNERS },
@@ -186,7 +195,11 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
     const arg = argv[i]!;
     if (arg === "--") {
       // `run FILE -- ARGS`: what follows FILE is the program's; otherwise `--` ends the flags.
-      if (command === "run" && positional.length === 1) programArgs = argv.slice(i + 1);
+      if (
+        command === "run" &&
+        (positional.length === 1 || (flags.wasmerPackage !== undefined && positional.length === 0))
+      )
+        programArgs = argv.slice(i + 1);
       else positional.push(...argv.slice(i + 1));
       break;
     }
@@ -227,7 +240,17 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       throw new UsageError(`polybox run takes one FILE, got: ${positional.join(" ")}`);
     if (positional[0] !== undefined) flags.file = positional[0];
     if (programArgs !== undefined) flags.args = programArgs;
-    if ((flags.file === undefined) === (flags.eval === undefined)) {
+    if (flags.wasmerPackage !== undefined) {
+      // The package's command (optional: its entrypoint) takes the FILE's place.
+      if (flags.eval !== undefined)
+        throw new UsageError(
+          "--wasmer-package runs a command of the package: give it as COMMAND, not -e",
+        );
+      if (flags.lang !== undefined && languageNamed(flags.lang) !== "wasix")
+        throw new UsageError(
+          "--wasmer-package runs on the wasix engine; drop --lang or use --lang wasix",
+        );
+    } else if ((flags.file === undefined) === (flags.eval === undefined)) {
       throw new UsageError(
         "polybox run needs a FILE, or -e CODE with --lang (e.g. polybox run --lang python -e 'print(1)')",
       );

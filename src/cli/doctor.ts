@@ -104,7 +104,7 @@ async function engineChecks(): Promise<Check[]> {
       pkg(
         "wasix",
         "@wasmer/sdk/node",
-        "@wasmer/sdk runs WASIX and WASI modules (network off, its threads hardened)",
+        "@wasmer/sdk runs WASIX and WASI modules and Wasmer registry packages by name (wasmerPackage; fetched, checked and cached by polybox, never by the sdk); network off, its threads hardened",
       ),
   };
   return LANGUAGES.map((l) => checks[l]());

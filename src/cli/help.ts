@@ -27,6 +27,9 @@ Usage:
   polybox run [flags] FILE            run a file; language from the extension (${knownExtensions()})
   polybox run [flags] APP.wasm [-- ARGS]  run a WASI preview 1 module with arguments
   polybox run [flags] --lang L -e CODE
+  polybox run [flags] --wasmer-package NS/NAME@VERSION [COMMAND] [-- ARGS]
+                                      run a Wasmer registry package's command (default: its
+                                      entrypoint) on the wasix engine
   polybox doctor [--json]             engines found, Node version, isolation layers on this machine
   polybox warmup [--python-packages=numpy,pandas]
                                       build the Python memory snapshot now (otherwise: on first
@@ -48,6 +51,12 @@ Python packages (fetched by the server like Deno fetches dependencies: no --allo
   --cached-only                 refuse every package download: local sources and the cache only
   --pyodide-cdn=URL             where Pyodide's own packages come from (default: jsDelivr's copy of
                                 the installed Pyodide; env POLYBOX_PYODIDE_CDN)
+
+Wasmer packages (wasix runs' wasmer_package; fetched by the server, pinned by sha256 and cached):
+  --wasmer-registry=URL         the registry's GraphQL endpoint (default https://registry.wasmer.io/graphql;
+                                naming one allows it); --cached-only applies too
+  --wasmer-download-host=HOST[,…]  hosts package files may come from besides the registry's own
+                                (default with the public registry: cdn.wasmer.io)
 
 Isolation:
   --isolation=auto|wasm|native  auto (default on Linux with the launcher): WebAssembly engines in a

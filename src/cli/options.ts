@@ -54,6 +54,10 @@ export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.en
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
     ...(flags.cachedOnly ? { cachedOnly: true } : {}),
     ...(flags.pyodideCdn !== undefined ? { pyodideCdn: flags.pyodideCdn } : {}),
+    ...(flags.wasmerRegistry !== undefined ? { wasmerRegistry: flags.wasmerRegistry } : {}),
+    ...(flags.wasmerDownloadHosts !== undefined
+      ? { wasmerDownloadHosts: flags.wasmerDownloadHosts }
+      : {}),
     ...(flags.pool ? { pool: flags.pool } : {}),
     ...(flags.isolation ? { isolation: flags.isolation } : {}),
     ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}),

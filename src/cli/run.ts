@@ -35,13 +35,16 @@ export function languageOf(file: string | undefined, lang: string | undefined): 
 }
 
 export async function runCommand(flags: Flags): Promise<number> {
-  const language = languageOf(flags.file, flags.lang);
+  const language = flags.wasmerPackage !== undefined ? "wasix" : languageOf(flags.file, flags.lang);
   if (flags.args !== undefined && !takesModule(language))
     throw new UsageError("program arguments after -- apply only to WebAssembly (.wasm) programs");
   let code: string;
   // A module is bytes: it goes into the workspace under its own name, and `code` names it.
   let files: Record<string, Uint8Array> | undefined;
-  if (takesModule(language)) {
+  if (flags.wasmerPackage !== undefined) {
+    // FILE is the package's command here (none: its entrypoint); nothing is read from the host.
+    code = flags.file ?? "";
+  } else if (takesModule(language)) {
     if (flags.file === undefined)
       throw new UsageError(`--lang ${language} needs a FILE (a .wasm module), not -e`);
     const name = path.basename(flags.file);
@@ -85,6 +88,7 @@ export async function runCommand(flags: Flags): Promise<number> {
       code,
       ...(files ? { files } : {}),
       ...(flags.args ? { args: flags.args } : {}),
+      ...(flags.wasmerPackage !== undefined ? { wasmerPackage: flags.wasmerPackage } : {}),
       runtime,
       signal: controller.signal,
       env: pickEnv(flags.allowEnv),

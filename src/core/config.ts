@@ -122,6 +122,18 @@ export interface RuntimeOptions {
   /** Refuse every package download: local sources and the package cache only (default false). */
   cachedOnly?: boolean;
   /**
+   * The Wasmer registry's GraphQL endpoint that `wasix` runs' `wasmerPackage` names are looked up
+   * at (default: the public registry, `https://registry.wasmer.io/graphql`). Naming it allows it:
+   * package files are fetched by the trusted side whatever `permissions.net` grants the guest,
+   * from the registry's host or `wasmerDownloadHosts` only, and checked against its sha256.
+   */
+  wasmerRegistry?: string;
+  /**
+   * Hosts Wasmer package files may be downloaded from besides the registry's own (default: the
+   * public registry's CDN, `cdn.wasmer.io`, with the public registry; none with another).
+   */
+  wasmerDownloadHosts?: string[];
+  /**
    * Where state that outlives the process lives: named sandboxes, snapshots (default: the
    * per-user state dir, see `defaultDataDir`). Nothing is written there until it is used.
    */

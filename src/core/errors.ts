@@ -24,6 +24,7 @@ export type PolyboxErrorCode =
   | "PACKAGE_NOT_FOUND"
   | "PACKAGE_HASH_MISMATCH"
   | "PACKAGE_NOT_CACHED"
+  | "PACKAGE_REGISTRY_UNAVAILABLE"
   | "NOT_IMPLEMENTED"
   | "ISOLATION_UNAVAILABLE"
   | "ENGINE_FAILED"
@@ -46,7 +47,7 @@ export interface PolyboxErrorDetails {
   jobId?: string;
   /** Network hosts that would have to be granted (`permissions.net`). */
   hosts?: string[];
-  /** The Python package (requirement) an error is about. */
+  /** The package an error is about: a Python requirement or a Wasmer `namespace/name@version`. */
   package?: string;
   /** When trying again may succeed. */
   retryAfterMs?: number;

@@ -21,6 +21,7 @@ import type { Limits } from "./limits.js";
 import type { PackageResolver } from "./packages.js";
 import type { DataDir } from "./state.js";
 import type { Permissions } from "./types.js";
+import type { WasmerPackageResolver } from "./wasmer-packages.js";
 
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
 
@@ -83,6 +84,8 @@ export interface SandboxRuntime {
   readonly isClosed: boolean;
   /** @internal */
   readonly packages: PackageResolver;
+  /** @internal Wasmer registry packages for `wasix` runs. */
+  readonly wasmerPackages: WasmerPackageResolver;
   /** @internal The data directory: named sandboxes and snapshots (touched on first use only). */
   readonly state: DataDir;
   /**

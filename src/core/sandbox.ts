@@ -44,6 +44,7 @@ import {
   type RunOptions,
   type RunResult,
 } from "./types.js";
+import { parseWasmerPackage } from "./wasmer-packages.js";
 import { resolveWorkspacePath, Workspace, type WorkspaceEntry } from "./workspace.js";
 
 export type { EngineKind } from "./run-host.js";
@@ -146,10 +147,23 @@ const RUN_OPTION_KEYS = new Set([
   "maxOutputBytes",
   "stdin",
   "args",
+  "wasmerPackage",
   "env",
   "signal",
   "onOutput",
 ]);
+
+/** `wasmerPackage` is for `wasix` runs and names one package exactly (INVALID_ARGUMENT if not). */
+function checkWasmerPackage(language: Language, options: RunOptions): void {
+  if (options.wasmerPackage === undefined) return;
+  if (language !== "wasix")
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `wasmerPackage is for language "wasix" (Wasmer packages run on its engine), not "${language}"`,
+      { details: { limit: "wasmerPackage" } },
+    );
+  parseWasmerPackage(options.wasmerPackage);
+}
 
 /** A sandbox's own network grant, checked against the runtime's. */
 function checkNet(runtime: SandboxRuntime, net: unknown): readonly string[] | null {
@@ -578,6 +592,7 @@ export class Sandbox {
     const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
+    checkWasmerPackage(lang, options);
     return this.exclusive(async () =>
       after(await this.execute(lang, request, options, this.sessionKey(lang))),
     );
@@ -667,6 +682,7 @@ export class Sandbox {
     const lang = this.checkEngineLanguage(language);
     this.checkCode(code);
     const request = this.buildRequest(code, options);
+    checkWasmerPackage(lang, options);
     return this.exclusive(() => this.execute(lang, request, options, null));
   }
 
@@ -744,6 +760,12 @@ export class Sandbox {
         );
       }
     }
+    // A Wasmer package comes from the cache or the registry before the run starts; what it
+    // cannot fetch (unknown, refused, unreachable) is an error of the call, as a bad argument is.
+    const wasmerPackage =
+      options.wasmerPackage !== undefined
+        ? await this.runtime.wasmerPackages.fetch(parseWasmerPackage(options.wasmerPackage))
+        : undefined;
     const host = this.host;
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
@@ -775,6 +797,7 @@ export class Sandbox {
         : [];
     const request: RunRequest = {
       ...base,
+      ...(wasmerPackage ? { wasmerPackage } : {}),
       fullSync: since === null,
       sync: await this.workspace.changesSince(since),
       ...(wheels.length > 0

@@ -96,6 +96,8 @@ export interface ExecuteRequest {
   files?: Record<string, string | Uint8Array>;
   /** Program arguments (`wasm` only: `code` is then the module's workspace path). */
   args?: string[];
+  /** `wasix` only: a Wasmer registry package (`namespace/name@version`) whose command `code` names. */
+  wasmerPackage?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
   onOutput?: (stream: OutputStream, text: string) => void;
@@ -329,6 +331,7 @@ export class SandboxService {
     const options = {
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.args !== undefined ? { args: request.args } : {}),
+      ...(request.wasmerPackage !== undefined ? { wasmerPackage: request.wasmerPackage } : {}),
       ...(signal ? { signal } : {}),
       ...(onOutput ? { onOutput } : {}),
       env: { ...this.guestEnv },

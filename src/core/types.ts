@@ -91,6 +91,13 @@ export interface RunOptions
    * which runs with these arguments after its own path (`argv[0]`).
    */
   args?: string[];
+  /**
+   * `wasix` only: a Wasmer registry package, `namespace/name@version` (an exact version). Its
+   * command named by `code` runs (empty `code`: the package's entrypoint) with `args`, in the
+   * workspace. The package is fetched by the trusted side from the runtime's `wasmerRegistry`,
+   * checked against the registry's sha256, pinned and cached; the guest never fetches it.
+   */
+  wasmerPackage?: string;
   /** Environment variables visible to the guest (nothing of the host's leaks by default). */
   env?: Record<string, string>;
   /** Aborting stops the run with status `cancelled`. */

@@ -23,6 +23,8 @@ const FLAGS: Record<string, string> = {
   pythonPackages: "--python-packages",
   cachedOnly: "--cached-only",
   pyodideCdn: "--pyodide-cdn",
+  wasmerRegistry: "--wasmer-registry",
+  wasmerDownloadHosts: "--wasmer-download-host",
   "nativeInterpreters.python": "--native-python",
   "nativeInterpreters.bash": "--native-bash",
   "nativeInterpreters.node": "--native-node",
@@ -50,6 +52,9 @@ export function flagFor(error: PolyboxError): string | undefined {
 /** How an operator fills the package cache for the package a PACKAGE_NOT_CACHED error names. */
 function warmupAdvice(error: PolyboxError): string {
   const pkg = error.details.package ?? "NAME";
+  // A Wasmer package (namespace/name@version) is cached by running it once while online.
+  if (pkg.includes("/"))
+    return `fill the cache while online by running ${pkg} once without --cached-only (with the same --wasmer-registry)`;
   return `fill the cache while online with polybox warmup --python-packages=${pkg} (plus the same package sources), or run without --cached-only`;
 }
 

@@ -58,7 +58,13 @@ export function argSchemas(max: Readonly<Limits>) {
       .array(z.string())
       .max(1024)
       .describe(
-        "Program arguments, for language wasm only: the module runs with these after its own path.",
+        "Program arguments, for languages wasm and wasix only: the module (or the Wasmer package's command) runs with these after its own name.",
+      ),
+    wasmerPackage: z
+      .string()
+      .max(300)
+      .describe(
+        "For language wasix only: a Wasmer registry package as namespace/name@version (an exact version, e.g. sharrattj/coreutils@1.0.16); code names one of its commands (empty: its entrypoint) and args follow. The server fetches it from its Wasmer registry, checks its sha256 and caches it.",
       ),
     language: z
       .enum(LANGUAGES)

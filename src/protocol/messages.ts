@@ -64,6 +64,19 @@ export interface RunRequest {
   wheels?: WheelBlob[];
   /** Program arguments (`wasm`: `code` is the module's workspace path, these follow it). */
   args?: string[];
+  /**
+   * `wasix`: a Wasmer package (WEBC bytes, fetched and checked by the trusted side) whose command
+   * `code` names (empty: its entrypoint).
+   */
+  wasmerPackage?: WasmerPackageBlob;
+}
+
+export interface WasmerPackageBlob {
+  /** `namespace/name`. */
+  name: string;
+  version: string;
+  sha256: string;
+  data: Uint8Array;
 }
 
 export interface WheelBlob {

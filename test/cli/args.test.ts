@@ -87,6 +87,30 @@ describe("parseArgs", () => {
     expect(() => parseArgs(["warmup", "--cached-only"])).toThrow(UsageError);
   });
 
+  it("reads the Wasmer flags: --wasmer-registry, --wasmer-download-host, run's --wasmer-package", () => {
+    const { flags } = parseArgs([
+      "mcp",
+      "--wasmer-registry=http://127.0.0.1:9/graphql",
+      "--wasmer-download-host=cdn.example,files.example",
+    ]);
+    expect(runtimeOptions(flags)).toMatchObject({
+      wasmerRegistry: "http://127.0.0.1:9/graphql",
+      wasmerDownloadHosts: ["cdn.example", "files.example"],
+    });
+    // The package's command takes FILE's place; `--` gives its arguments, with or without it.
+    expect(
+      parseArgs(["run", "--wasmer-package", "ns/tool@1.0.0", "ls", "--", "-l", "/"]).flags,
+    ).toMatchObject({ wasmerPackage: "ns/tool@1.0.0", file: "ls", args: ["-l", "/"] });
+    const entry = parseArgs(["run", "--wasmer-package=ns/tool@1.0.0", "--", "x"]).flags;
+    expect(entry).toMatchObject({ wasmerPackage: "ns/tool@1.0.0", args: ["x"] });
+    expect(entry.file).toBeUndefined();
+    expect(() => parseArgs(["run", "--wasmer-package=ns/t@1.0.0", "-e", "ls"])).toThrow(UsageError);
+    expect(() => parseArgs(["run", "--wasmer-package=ns/t@1.0.0", "--lang=python"])).toThrow(
+      UsageError,
+    );
+    expect(() => parseArgs(["mcp", "--wasmer-package=ns/t@1.0.0"])).toThrow(UsageError);
+  });
+
   it("parses limits with units, with = or a separate value", () => {
     const { flags } = parseArgs([
       "mcp",

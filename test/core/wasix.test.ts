@@ -77,6 +77,49 @@ it("refuses imports beyond the system calls, and invalid or missing modules", as
   expect((await sb.run("wasix", "../x.wasm")).stderr).toMatch(/not a workspace path/);
 }, 60_000);
 
+it("fork by the raw proc_fork import needs an asyncify-built module: the sdk ends a plain one", async () => {
+  await sb.files.write("fork.wasm", buildFixture("fork.c"));
+  const r = await sb.run("wasix", "fork.wasm");
+  // Measured on @wasmer/sdk 0.16: the process ends at the call with exit code 79 and nothing
+  // after it runs (no child, no return into the module). wasix-libc builds fork with asyncify.
+  expect(r).toMatchObject({ status: "error", exitCode: 79, stdout: "before fork\n" });
+}, 60_000);
+
+it("a thread by the raw thread_spawn_v2 import shares memory with its spawner", async () => {
+  // No libc: shared imported memory, `wasi_thread_start` exported, a ThreadStart record with a
+  // stack for the thread. The thread stores 42 and wakes the spawner, which prints what it sees.
+  const threaded = wat(
+    `(module
+      (import "env" "memory" (memory 2 2 shared))
+      (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+      (import "wasix_32v1" "thread_spawn_v2" (func $spawn (param i32 i32) (result i32)))
+      (global (export "__stack_pointer") (mut i32) (i32.const 65536))
+      (data (i32.const 1024) "errno=?? flag=??\\n")
+      (func $digits (param $at i32) (param $v i32)
+        (i32.store8 (local.get $at) (i32.add (i32.const 48) (i32.div_u (local.get $v) (i32.const 10))))
+        (i32.store8 (i32.add (local.get $at) (i32.const 1))
+          (i32.add (i32.const 48) (i32.rem_u (local.get $v) (i32.const 10)))))
+      (func (export "wasi_thread_start") (param $tid i32) (param $start i32)
+        (i32.atomic.store (i32.const 512) (i32.const 42))
+        (drop (memory.atomic.notify (i32.const 512) (i32.const 1))))
+      (func (export "_start") (local $e i32)
+        ;; ThreadStart at 256: stack_upper (u64) ... stack_size (u64, at +80).
+        (i64.store (i32.const 256) (i64.const 98304))
+        (i64.store (i32.const 336) (i64.const 16384))
+        (local.set $e (call $spawn (i32.const 256) (i32.const 600)))
+        (drop (memory.atomic.wait32 (i32.const 512) (i32.const 0) (i64.const 10000000000)))
+        (call $digits (i32.const 1030) (local.get $e))
+        (call $digits (i32.const 1038) (i32.atomic.load (i32.const 512)))
+        (i32.store (i32.const 0) (i32.const 1024))
+        (i32.store (i32.const 4) (i32.const 17))
+        (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))`,
+    { threads: true },
+  );
+  await sb.files.write("threaded.wasm", threaded);
+  const r = await sb.run("wasix", "threaded.wasm");
+  expect(r).toMatchObject({ exitCode: 0, stdout: "errno=00 flag=42\n", stderr: "" });
+}, 60_000);
+
 it("runs one-shot through run() with the module passed as bytes", async () => {
   const r = await run({
     language: "wasix",

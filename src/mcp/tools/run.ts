@@ -14,6 +14,7 @@ interface RunArgs {
   timeout_seconds?: number | undefined;
   files?: FilesArg | undefined;
   args?: string[] | undefined;
+  wasmer_package?: string | undefined;
   async?: boolean | undefined;
 }
 
@@ -27,7 +28,7 @@ const ABOUT: Record<string, string> = {
   bash: "Run a Bash script (an interpreter with common Unix tools such as ls, cat, grep, sed, awk, cut, sort, uniq, tr, wc, head, tail, jq; no real processes).",
   ruby: "Run Ruby 3.4 (CRuby compiled to WebAssembly, with its standard library; no network, no gems beyond the standard ones). The value is inspect of the last expression.",
   wasix:
-    'Run a WASIX (or WASI) program on @wasmer/sdk: code is the workspace path of a .wasm module exporting _start, args its arguments; WASIX calls (processes within the program, getcwd/chdir, extended file calls) work, the network is off, and it sees the workspace at /workspace. Send the module in files as {"app.wasm": {"base64": "..."}}.',
+    'Run a WASIX (or WASI) program on @wasmer/sdk: code is the workspace path of a .wasm module exporting _start, args its arguments; WASIX calls (processes within the program, getcwd/chdir, extended file calls) work, the network is off, and it sees the workspace at /workspace. Send the module in files as {"app.wasm": {"base64": "..."}}. Or give wasmer_package (a Wasmer registry package, namespace/name@version, e.g. sharrattj/coreutils@1.0.16): code is then the name of one of its commands (empty: its entrypoint), fetched, checked and cached by the server.',
   wasm: 'Run a WebAssembly program: code is the workspace path of a WASI preview 1 .wasm module (exporting _start), args its arguments; it sees the workspace at /workspace and nothing else. Send the module in files as {"app.wasm": {"base64": "..."}} (or with write_file).',
 };
 
@@ -56,6 +57,8 @@ export function runTools(ctx: ToolContext): ToolDef[] {
   };
   // A Python run installs what its imports and PEP 723 block name, as install_package does.
   const pythonNet = ctx.service.runtime.packages.mayUseNetwork();
+  // A wasix run with wasmer_package fetches it from the Wasmer registry unless it is cached.
+  const wasmerNet = ctx.service.runtime.wasmerPackages.mayUseNetwork();
   // Guest code reaches the hosts --allow-net grants (through the server).
   const guestNet = ctx.service.runtime.permissions.net.length > 0;
   const perLanguage = (["python", "javascript", "bash"] as const).map((language) =>
@@ -87,13 +90,14 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         sandbox_id: a.sandboxId,
         language: a.language.optional(),
         args: a.args.optional(),
+        wasmer_package: a.wasmerPackage.optional(),
       },
       output: executeOutputShape,
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: guestNet || pythonNet,
+        openWorldHint: guestNet || pythonNet || wasmerNet,
       },
       run: (args, extra) =>
         execute(
@@ -118,6 +122,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         timeout_seconds: runArgs.timeout_seconds,
         files: runArgs.files,
         args: a.args.optional(),
+        wasmer_package: a.wasmerPackage.optional(),
       },
       output: executeOutputShape,
       // Its sandbox is its own and gone afterwards: nothing that existed is touched, and a
@@ -126,7 +131,7 @@ export function runTools(ctx: ToolContext): ToolDef[] {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: true,
-        openWorldHint: guestNet || pythonNet,
+        openWorldHint: guestNet || pythonNet || wasmerNet,
       },
       run: (args, extra) => execute(ctx, args.language, args, extra),
       job: (args) => ctx.service.submit(ctx.caller, requestOf(args.language, args)),
@@ -142,6 +147,7 @@ function requestOf(language: Language, args: RunArgs): ExecuteRequest {
     ...(args.sandbox_id !== undefined ? { sandboxId: args.sandbox_id } : {}),
     ...(args.files !== undefined ? { files: decodeFiles(args.files) } : {}),
     ...(args.args !== undefined ? { args: args.args } : {}),
+    ...(args.wasmer_package !== undefined ? { wasmerPackage: args.wasmer_package } : {}),
     ...(args.timeout_seconds !== undefined
       ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
       : {}),

@@ -19,6 +19,7 @@ import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { capMemory, InitialMemoryError, ModuleFormatError } from "../wasi/memory-cap.js";
 import { modulePath } from "../wasi/wasm.js";
+import { WebcFormatError, webcAtoms } from "./webc-atoms.js";
 
 const MIB = 1024 * 1024;
 const ROOT = "/workspace";
@@ -74,6 +75,7 @@ async function useHardenedWorkers(): Promise<void> {
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   const wasm = init.assets.wasmerSdkWasm ?? readFileSync(fileURLToPath(SDK_WASM));
   await useHardenedWorkers();
+  capPackageModulesAtCompile();
   const wasmer = await Wasmer.create({ wasm, cache: false, parallelism: PARALLELISM });
   const sandbox = await wasmer.sandboxes.create({ network: { mode: "disabled" } });
   await sandbox.fs.mkdir(ROOT, { recursive: true });
@@ -90,6 +92,99 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   };
 }
 
+type SdkPackage = Awaited<ReturnType<Sandbox["installPackage"]>>;
+
+/** Modules whose imports reach beyond the system calls, named for the message (at most five). */
+function foreignImports(module: WebAssembly.Module): string[] {
+  const foreign = WebAssembly.Module.imports(module).filter(
+    (i) => !SYSCALL_MODULES.has(i.module) && !(i.module === "env" && i.kind === "memory"),
+  );
+  return [...new Set(foreign.map((i) => `${i.module}.${i.name}`))].slice(0, 5);
+}
+
+/** Wasmer packages installed in this interpreter's sdk sandbox, by the sha256 of their bytes. */
+const installedPackages = new Map<string, SdkPackage>();
+
+const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+/**
+ * Package modules by the sha256 of their bytes, with the memory cap written in. A package's
+ * modules are inside its WEBC file, which the sdk parses itself, so their bytes cannot be capped
+ * before it sees them as a workspace module's are; the sdk compiles them in this realm with
+ * `new WebAssembly.Module(bytes)` when a command first runs (measured on 0.16), and that
+ * constructor, wrapped here, compiles the capped bytes instead.
+ */
+const cappedModules = new Map<string, Uint8Array>();
+
+function capPackageModulesAtCompile(): void {
+  const Original = WebAssembly.Module;
+  const bytesOf = (source: unknown): Uint8Array | null =>
+    source instanceof ArrayBuffer
+      ? new Uint8Array(source)
+      : ArrayBuffer.isView(source)
+        ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
+        : null;
+  WebAssembly.Module = new Proxy(Original, {
+    construct(target, args, newTarget) {
+      const bytes = cappedModules.size > 0 ? bytesOf(args[0]) : null;
+      const capped = bytes && cappedModules.get(digest(bytes));
+      return Reflect.construct(target, capped ? [capped, ...args.slice(1)] : args, newTarget);
+    },
+  });
+}
+
+/**
+ * The sdk package for a run's Wasmer package: its atoms' imports checked as a workspace
+ * module's are (only system calls) and their memory capped at `memoryMb` (when the sdk compiles
+ * them: see `cappedModules`), then installed from the bytes (the sdk reads the WEBC file and
+ * reaches no network for it). A package is installed once per interpreter, so its modules keep
+ * the cap of the first run that used it there. Returns an outcome when it cannot run.
+ */
+async function packageFor(
+  sandbox: Sandbox,
+  blob: NonNullable<RunRequest["wasmerPackage"]>,
+  memoryMb: number,
+  ctx: RunContext,
+): Promise<SdkPackage | EngineOutcome> {
+  const known = installedPackages.get(blob.sha256);
+  if (known) return known;
+  const label = `${blob.name}@${blob.version}`;
+  const caps = new Map<string, Uint8Array>();
+  try {
+    for (const [name, bytes] of webcAtoms(blob.data)) {
+      const module = await WebAssembly.compile(bytes);
+      const names = foreignImports(module);
+      if (names.length > 0)
+        return failed(
+          ctx,
+          `${label}: module ${name} imports ${names.join(", ")}; only WASI and WASIX system calls are provided`,
+          126,
+        );
+      // A module that imports its memory gets it from the sdk, sized by what the sdk read in
+      // the package: capping the import would not link. Its own declared maximum holds.
+      if (!WebAssembly.Module.imports(module).some((i) => i.kind === "memory"))
+        caps.set(digest(bytes), capMemory(bytes, memoryMb * MIB));
+    }
+  } catch (error) {
+    if (error instanceof InitialMemoryError)
+      return { exitCode: 137, value: null, status: "memory_limit" };
+    const why = error instanceof WebcFormatError ? error.message : String(error);
+    return failed(ctx, `${label} cannot run: ${why}`, 126);
+  }
+  for (const [hash, capped] of caps) cappedModules.set(hash, capped);
+  try {
+    const pkg = await sandbox.installPackage(blob.data);
+    installedPackages.set(blob.sha256, pkg);
+    return pkg;
+  } catch (error) {
+    return failed(
+      ctx,
+      `${label} cannot run: ${error instanceof Error ? error.message : error}`,
+      126,
+    );
+  }
+}
+
 /** The guest process of the run in progress, for `interrupt` (output cap, cancel). */
 const current: { process: Process | null } = { process: null };
 
@@ -98,6 +193,25 @@ async function runModule(
   request: RunRequest,
   ctx: RunContext,
 ): Promise<EngineOutcome> {
+  if (request.wasmerPackage) {
+    const pkg = await packageFor(sandbox, request.wasmerPackage, request.limits.memoryMb, ctx);
+    if (!("commands" in pkg)) return pkg;
+    const name = request.code.trim();
+    const label = `${request.wasmerPackage.name}@${request.wasmerPackage.version}`;
+    if (name === "" && pkg.entrypoint === undefined)
+      return failed(
+        ctx,
+        `${label} has no entrypoint; name one of its commands: ${pkg.commands.join(", ")}`,
+        127,
+      );
+    if (name !== "" && !pkg.commands.includes(name))
+      return failed(
+        ctx,
+        `${label} has no command "${name}"; its commands: ${pkg.commands.join(", ")}`,
+        127,
+      );
+    return spawn(sandbox, name === "" ? pkg : pkg.command(name), request, ctx);
+  }
   const path = modulePath(request.code);
   if (path === null)
     return failed(ctx, `"${request.code}" is not a workspace path to a .wasm module`, 2);
@@ -110,12 +224,8 @@ async function runModule(
   let capped: Uint8Array;
   try {
     capped = capMemory(bytes, request.limits.memoryMb * MIB);
-    const module = await WebAssembly.compile(capped);
-    const foreign = WebAssembly.Module.imports(module).filter(
-      (i) => !SYSCALL_MODULES.has(i.module) && !(i.module === "env" && i.kind === "memory"),
-    );
-    if (foreign.length > 0) {
-      const names = [...new Set(foreign.map((i) => `${i.module}.${i.name}`))].slice(0, 5);
+    const names = foreignImports(await WebAssembly.compile(capped));
+    if (names.length > 0) {
       return failed(
         ctx,
         `${path} imports ${names.join(", ")}; only WASI and WASIX system calls are provided`,
@@ -128,7 +238,7 @@ async function runModule(
     const why = error instanceof ModuleFormatError ? error.message : String(error);
     return failed(ctx, `${path} is not a valid WebAssembly module: ${why}`, 126);
   }
-  let pkg: Awaited<ReturnType<Sandbox["installPackage"]>>;
+  let pkg: SdkPackage;
   try {
     // Installed by content: the same module again is the same package, not a second copy.
     pkg = await sandbox.installPackage(capped);
@@ -139,10 +249,20 @@ async function runModule(
       126,
     );
   }
+  return spawn(sandbox, pkg, request, ctx);
+}
+
+/** Runs `selector` (a package or one of its commands) as a new process in the workspace. */
+async function spawn(
+  sandbox: Sandbox,
+  selector: Parameters<Sandbox["command"]>[0],
+  request: RunRequest,
+  ctx: RunContext,
+): Promise<EngineOutcome> {
   const remaining = Math.max(1, ctx.deadline - Date.now());
   const env = { HOME: ROOT, PWD: ROOT, ...request.env };
   const process = await sandbox
-    .command(pkg, request.args ?? [], { cwd: ROOT, env })
+    .command(selector, request.args ?? [], { cwd: ROOT, env })
     .spawn({ timeoutMs: remaining, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   current.process = process;
   try {
