@@ -2,7 +2,7 @@
 // HTTPConnection / HTTPSConnection and `requests` go through the same bridge as urllib, so the
 // trusted side checks every request, adds `--net-header` headers the guest never holds, and a
 // refusal names the host and the flag. `requests` is Debian's (python3-requests 2.28 with
-// urllib3 1.26, idna, certifi, chardet), packed here into pure-Python wheels and installed from
+// urllib3 1.26, six, idna, certifi, chardet), packed here into pure-Python wheels and installed from
 // a local package source: no network beyond the loopback servers this test starts.
 
 import {
@@ -36,12 +36,17 @@ const DEBIAN = [
   ["idna", "3.3", "idna"],
   ["certifi", "2022.9.24", "certifi"],
   ["chardet", "5.1.0", "chardet"],
+  // Debian's urllib3 imports six rather than its own copy; a module, not a package.
+  ["six", "1.16.0", "six.py"],
 ] as const;
-const HAVE_REQUESTS = DEBIAN.every(([, , dir]) => existsSync(path.join(DIST, dir, "__init__.py")));
+const HAVE_REQUESTS = DEBIAN.every(([, , dir]) =>
+  existsSync(path.join(DIST, dir.endsWith(".py") ? dir : `${dir}/__init__.py`)),
+);
 
-/** A pure-Python wheel holding one installed package directory (no caches). */
+/** A pure-Python wheel holding one installed package directory or module (no caches). */
 function packWheel(name: string, version: string, dir: string): void {
   const files: Record<string, Buffer | string> = {};
+  if (dir.endsWith(".py")) files[dir] = readFileSync(path.join(DIST, dir));
   const walk = (at: string, rel: string) => {
     for (const entry of readdirSync(at)) {
       if (entry === "__pycache__") continue;
@@ -50,7 +55,7 @@ function packWheel(name: string, version: string, dir: string): void {
       else if (!entry.endsWith(".pyc")) files[`${rel}/${entry}`] = readFileSync(full);
     }
   };
-  walk(path.join(DIST, dir), dir);
+  if (!dir.endsWith(".py")) walk(path.join(DIST, dir), dir);
   const info = `${name}-${version}.dist-info`;
   files[`${info}/METADATA`] = `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n`;
   files[`${info}/WHEEL`] =
@@ -231,6 +236,7 @@ describe.runIf(HAVE_REQUESTS)("requests (Debian's 2.28 with urllib3 1.26)", () =
       "idna==3.3",
       "certifi==2022.9.24",
       "chardet==5.1.0",
+      "six==1.16.0",
     ]);
   }, 120_000);
 
