@@ -8,12 +8,13 @@
 // straight to the server; both timed inside Python. `npm run build` first.
 //   node bench/net.mjs            (BENCH_REQUESTS=200 to change the count)
 
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Runtime, Sandbox } from "../dist/index.js";
 
 const N = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -117,13 +118,13 @@ const native = await Runtime.create({
 });
 try {
   const nsb = await Sandbox.create({ runtime: native, engine: "native" });
-  await nsb.write("ca.pem", readFileSync(f("ca.pem")));
+  await nsb.files.write("ca.pem", new Uint8Array(readFileSync(f("ca.pem"))));
   const r = await nsb.run("python", pyLoop("/workspace/ca.pem"), { timeoutMs: 300_000 });
   await nsb.close();
   if (r.status !== "ok") throw new Error(`${r.status} ${r.stderr}`);
-  const outside = spawnSync("/usr/bin/python3", ["-c", pyLoop(f("ca.pem"))], {
+  // Asynchronously: the server answering it lives in this process.
+  const outside = await promisify(execFile)("/usr/bin/python3", ["-c", pyLoop(f("ca.pem"))], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    encoding: "utf8",
   });
   const jailed = Number(r.stdout.trim());
   const direct = Number(outside.stdout.trim());
