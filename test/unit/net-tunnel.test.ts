@@ -146,9 +146,8 @@ describe("T20 tunnel frames from a hostile native agent", () => {
     await t.done;
     await until(() => closed - before === MAX_TUNNELS);
     expect(closed - before).toBe(MAX_TUNNELS);
-    expect(t.session.record.filter((e) => e.denied === "the run has ended")).toHaveLength(
-      MAX_TUNNELS,
-    );
+    // Open tunnels closed by the run's end are no refusal: clients keep idle connections.
+    expect(t.session.record.filter((e) => e.status === 200 && !e.denied)).toHaveLength(MAX_TUNNELS);
   });
 
   it("maxBytesOut ends a tunnel with a message naming the limit", async () => {

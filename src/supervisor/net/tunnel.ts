@@ -178,6 +178,20 @@ class Tunnel {
     this.send({ op: "end", message });
   }
 
+  /**
+   * The run ended: a tunnel still opening is refused; an open one just closes, since clients keep
+   * idle connections (keep-alive) and that is no failure worth a `denied` in the record.
+   */
+  shutdown(): void {
+    if (this.done) return;
+    if (!this.open) {
+      this.refuse(new TunnelRefusal("failed", "the run has ended"));
+      return;
+    }
+    this.close();
+    this.send({ op: "end" });
+  }
+
   private finish(): void {
     if (this.done) return;
     if (!this.open) {
@@ -255,6 +269,6 @@ export class Tunnels {
 
   /** The run is over: every tunnel closes. */
   closeAll(): void {
-    for (const tunnel of [...this.open.values()]) tunnel.stop("failed", "the run has ended");
+    for (const tunnel of [...this.open.values()]) tunnel.shutdown();
   }
 }
