@@ -228,7 +228,7 @@ except OSError as e:
   });
 });
 
-describe.runIf(HAVE_REQUESTS)("requests (Debian's 2.28 with urllib3 1.26)", () => {
+describe.runIf(HAVE_REQUESTS)("requests and urllib3 (Debian's 2.28 and 1.26)", () => {
   beforeAll(async () => {
     await sb.installPackages([
       "requests==2.28.1",
@@ -260,6 +260,32 @@ s.get("${base()}/cookie")
       "(200, 'GET /rq?q=1 ', 'polybox-test', 'POST /rqpost k=v', 42, 404, False, 200, True, [302], 'oat')",
     );
     expect(web.seen.find((s) => s.url === "/rq?q=1")!.headers["x-mine"]).toBe("r");
+  });
+
+  it("urllib3 on its own: PoolManager GET, POST, a redirect, and a refusal as MaxRetryError", async () => {
+    const before = refused.connections;
+    const r = await sb.run(
+      "python",
+      `import urllib3
+pm = urllib3.PoolManager()
+g = pm.request("GET", "${base()}/u3", headers={"X-Mine": "u"})
+p = pm.request("POST", "${base()}/u3post", body=b"abc")
+d = pm.request("GET", "${base()}/redirect?to=%2Fu3landed")
+try:
+    pm.request("GET", "http://127.0.0.1:${refused.port}/u3")
+    refusal = "reached"
+except urllib3.exceptions.MaxRetryError as e:
+    refusal = str(e.reason)
+(g.status, g.data.decode(), g.headers["X-Served-By"], p.data.decode(), d.status, d.data.decode(), refusal)`,
+    );
+    expect(r.status, r.stderr).toBe("ok");
+    expect(r.value).toContain(
+      "(200, 'GET /u3 ', 'polybox-test', 'POST /u3post abc', 200, 'GET /u3landed ', ",
+    );
+    expect(r.value).toContain(`127.0.0.1:${refused.port} is not granted`);
+    expect(r.value).toContain("--allow-net=127.0.0.1");
+    expect(web.seen.find((s) => s.url === "/u3")!.headers["x-mine"]).toBe("u");
+    expect(refused.connections).toBe(before);
   });
 
   it("a redirect to a host that is not granted raises ConnectionError naming the host and the flag", async () => {

@@ -187,7 +187,8 @@ del _install_compat
  * HTTPSConnection (the stdlib builds the request bytes; `send` keeps them and `getresponse`
  * sends them through the bridge, answering with a real HTTPResponse parsed from the reply), and
  * requests (its HTTPAdapter.send, patched when requests.adapters is imported, as pyodide-http
- * does, so any requests version works). `call` blocks until the trusted side answers; what it
+ * does, so any requests version works), and urllib3 on its own (HTTPConnectionPool.urlopen,
+ * patched the same way; the trusted side follows redirects when urllib3 is asked to). `call` blocks until the trusted side answers; what it
  * may reach is the trusted side's decision.
  */
 const PYODIDE_NET = String.raw`
@@ -388,21 +389,54 @@ def _install_requests_hook(_send):
 
         adapters.HTTPAdapter.send = send
 
+    def patch_urllib3(connectionpool):
+        import http.client
+
+        def urlopen(self, method, url, body=None, headers=None, retries=None, redirect=True,
+                    assert_same_host=True, timeout=None, pool_timeout=None, release_conn=None,
+                    chunked=False, body_pos=None, preload_content=True, decode_content=True, **kw):
+            from urllib3._collections import HTTPHeaderDict
+            from urllib3.exceptions import MaxRetryError, NewConnectionError
+            from urllib3.response import HTTPResponse
+            if "://" not in url:
+                host = self.host if ":" not in self.host else "[%s]" % self.host
+                port = self.port or (443 if self.scheme == "https" else 80)
+                url = "%s://%s:%d%s" % (self.scheme, host, port, url)
+            try:
+                meta, data = _send(method, url, list((headers or {}).items()), body,
+                                   "follow" if redirect else "manual")
+            except Exception as error:
+                reason = str(getattr(error, "reason", error))
+                raise MaxRetryError(self, url, reason=NewConnectionError(self, reason)) from None
+            raw = http.client._polybox_response(meta, data, method)
+            received = HTTPHeaderDict()
+            for name, value in meta["headers"]:
+                received.add(name, value)
+            return HTTPResponse(body=raw, headers=received, status=meta["status"],
+                                reason=meta["statusText"], preload_content=preload_content,
+                                decode_content=decode_content, original_response=raw,
+                                request_method=method, request_url=url)
+
+        connectionpool.HTTPConnectionPool.urlopen = urlopen
+
+    patches = {"requests.adapters": patch, "urllib3.connectionpool": patch_urllib3}
+
     class _Loader(importlib.abc.Loader):
-        def __init__(self, inner):
+        def __init__(self, inner, patcher):
             self.inner = inner
+            self.patcher = patcher
 
         def create_module(self, spec):
             return self.inner.create_module(spec)
 
         def exec_module(self, module):
             self.inner.exec_module(module)
-            patch(module)
+            self.patcher(module)
 
     class _Hook(importlib.abc.MetaPathFinder):
-        """Patches requests.adapters as it is imported (requests may be installed later)."""
+        """Patches requests and urllib3 as they are imported (they may be installed later)."""
         def find_spec(self, name, path, target=None):
-            if name != "requests.adapters":
+            if name not in patches:
                 return None
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
@@ -410,13 +444,14 @@ def _install_requests_hook(_send):
                 spec = finder.find_spec(name, path, target)
                 if spec is not None:
                     if spec.loader is not None:
-                        spec.loader = _Loader(spec.loader)
+                        spec.loader = _Loader(spec.loader, patches[name])
                     return spec
             return None
 
     sys.meta_path.insert(0, _Hook())
-    if "requests.adapters" in sys.modules:
-        patch(sys.modules["requests.adapters"])
+    for name, patcher in patches.items():
+        if name in sys.modules:
+            patcher(sys.modules[name])
 `;
 
 export const RUNNER_SOURCE = `${PYTHON_COMMON}
