@@ -33,8 +33,9 @@ export interface GuestNet {
   /**
    * A frame of CONNECT tunnel `tun` (native mode's proxy), its shape already checked; `send`
    * carries this tunnel's frames back to the guest (the one given with `open` is the one used).
+   * False when the frame was for no open tunnel of this run.
    */
-  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): void;
+  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): boolean;
   /** Ends the requests in flight (the run is over); the record stays readable. */
   close(): void;
   readonly record: readonly NetRecordEntry[];

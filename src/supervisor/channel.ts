@@ -287,21 +287,26 @@ export class GuestChannel {
   /**
    * A frame of a CONNECT tunnel: passed to the run's session, which checks the target, counts
    * the bytes and closes its tunnels when the run ends. An `open` for no run in flight counts as
-   * malformed; data for a tunnel that has just closed is the honest race and is dropped there.
+   * malformed. Data for no open tunnel (the honest race just after a close) is dropped, and
+   * counts toward the same budget as output for no run in flight: a flood of it kills the peer.
    */
   private onTunnel(id: number, tun: number, frame: TunnelFrame): void {
     const reply = this.options.replyTunnel;
     const run = this.runOf(id);
-    if (!reply || !run?.net) {
-      if (frame.op === "open") {
-        this.malformed();
-        reply?.(id, tun, { op: "refused", kind: "failed", message: "no run is in flight" });
-      }
+    const taken = reply
+      ? run?.net?.tunnel(tun, frame, (answer) => {
+          if (this.runOf(id) === run) reply(id, tun, answer);
+        })
+      : false;
+    if (taken) return;
+    if (frame.op === "open") {
+      this.malformed();
+      reply?.(id, tun, { op: "refused", kind: "failed", message: "no run is in flight" });
       return;
     }
-    run.net.tunnel(tun, frame, (answer) => {
-      if (this.runOf(id) === run) reply(id, tun, answer);
-    });
+    this.unattributed += frame.op === "data" ? frame.data.byteLength : 1;
+    if (this.unattributed > MAX_UNATTRIBUTED_CHARS)
+      this.misbehaved("sent tunnel data for no open tunnel");
   }
 
   private onOutput(id: number, stream: "stdout" | "stderr", text: string): void {

@@ -8,7 +8,11 @@ import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_NET_LIMITS } from "../../dist/core/limits.js";
 import { validateAgentEvent } from "../../dist/protocol/validate.js";
-import { GuestChannel, MAX_MALFORMED } from "../../dist/supervisor/channel.js";
+import {
+  GuestChannel,
+  MAX_MALFORMED,
+  MAX_UNATTRIBUTED_CHARS,
+} from "../../dist/supervisor/channel.js";
 import { NetBroker } from "../../dist/supervisor/net/broker.js";
 import { NetPolicy, parseGrants } from "../../dist/supervisor/net/policy.js";
 import { MAX_TUNNELS } from "../../dist/supervisor/net/tunnel.js";
@@ -127,8 +131,26 @@ describe("T20 tunnel frames from a hostile native agent", () => {
     // Three so far; one more than the budget in all.
     for (let i = 0; i < MAX_MALFORMED - 2; i++) t.frame(9, { op: "open", target: "a:1" }, 123_456);
     expect(t.killed()).toBe(1);
-    // Data for a tunnel that does not exist does nothing (the honest race after a close).
+    t.channel.fail("killed");
+    await t.done;
+  });
+
+  it("data for no open tunnel is dropped, and a flood of it kills the agent", async () => {
+    const t = setup();
+    // A little is the honest race after a close.
     t.frame(77, { op: "data", data: new Uint8Array(3) });
+    expect(t.killed()).toBe(0);
+    const chunk = new Uint8Array(64 * 1024);
+    let sent = 3;
+    for (let i = 0; t.killed() === 0 && i < 1000; i++) {
+      t.frame(77, { op: "data", data: chunk });
+      sent += chunk.length;
+    }
+    expect(t.killed()).toBe(1);
+    // Killed as soon as the budget was passed, not before.
+    expect(sent).toBeGreaterThan(MAX_UNATTRIBUTED_CHARS);
+    expect(sent - chunk.length).toBeLessThanOrEqual(MAX_UNATTRIBUTED_CHARS);
+    expect(t.replies).toEqual([]);
     t.channel.fail("killed");
     await t.done;
   });

@@ -109,8 +109,8 @@ export class NetSession implements TunnelSession {
   }
 
   /** A frame of a CONNECT tunnel (native mode's proxy); see tunnel.ts. Never throws. */
-  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): void {
-    this.tunnels.frame(tun, frame, send);
+  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): boolean {
+    return this.tunnels.frame(tun, frame, send);
   }
 
   /** @internal For tunnels: counts one against maxRequests and records it. */

@@ -218,17 +218,27 @@ export class Tunnels {
 
   constructor(private readonly session: TunnelSession) {}
 
-  /** A frame from the guest's side, its shape already checked. Never throws. */
-  frame(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): void {
+  /**
+   * A frame from the guest's side, its shape already checked. Never throws. False for data or an
+   * end for no open tunnel (the honest race after a close, or a forgery the caller budgets).
+   */
+  frame(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): boolean {
     if (frame.op !== "open") {
       const tunnel = this.open.get(tun);
-      if (frame.op === "data") tunnel?.write(frame.data);
-      else tunnel?.end();
-      return;
+      if (!tunnel) return false;
+      if (frame.op === "data") tunnel.write(frame.data);
+      else tunnel.end();
+      return true;
     }
+    this.opening(tun, frame.target, send);
+    return true;
+  }
+
+  private opening(tun: number, target: string, send: (reply: TunnelReply) => void): void {
     const entry: NetRecordEntry = {
       method: "CONNECT",
-      host: frame.target.slice(0, 300),
+      // Set from the target once it parses: the guest's text is not recorded as a host.
+      host: "?",
       status: null,
       bytesOut: 0,
       bytesIn: 0,
@@ -258,7 +268,7 @@ export class Tunnels {
       if (this.open.get(tun) === tunnel) this.open.delete(tun);
     });
     this.open.set(tun, tunnel);
-    tunnel.start(frame.target).catch((error: unknown) => {
+    tunnel.start(target).catch((error: unknown) => {
       tunnel.refuse(
         error instanceof TunnelRefusal
           ? error
