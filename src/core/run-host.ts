@@ -14,7 +14,7 @@ import type {
   StateImage,
   WheelBlob,
 } from "../protocol/messages.js";
-import type { NetRecordEntry, NetReply } from "../protocol/net.js";
+import type { NetRecordEntry, NetReply, TunnelFrame, TunnelReply } from "../protocol/net.js";
 import type { Isolation } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import type { Limits } from "./limits.js";
@@ -31,6 +31,12 @@ export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
  */
 export interface GuestNet {
   request(raw: unknown): Promise<NetReply>;
+  /**
+   * A frame of CONNECT tunnel `tun` (native mode's proxy), its shape already checked; `send`
+   * carries this tunnel's frames back to the guest (the one given with `open` is the one used).
+   * False when the frame was for no open tunnel of this run.
+   */
+  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): boolean;
   /** Ends the requests in flight (the run is over); the record stays readable. */
   close(): void;
   readonly record: readonly NetRecordEntry[];

@@ -2,14 +2,16 @@
 // line. Bytes (file contents, wheels, images) travel as base64 under a `$b64` key.
 
 import type { EngineLanguage, RunRequest } from "./messages.js";
-import type { NetReply } from "./net.js";
+import type { NetReply, TunnelReply } from "./net.js";
 import type { AgentEvent } from "./schemas.js";
 
 export type ToAgent =
   | { type: "run"; id: number; language: EngineLanguage; request: RunRequest }
   | { type: "cancel"; id: number }
   /** The answer to a request the agent's proxy relayed for run `id`. */
-  | { type: "net-reply"; id: number; req: number; reply: NetReply };
+  | { type: "net-reply"; id: number; req: number; reply: NetReply }
+  /** A frame of CONNECT tunnel `tun` of run `id`, from the trusted side. */
+  | { type: "tunnel"; id: number; tun: number; reply: TunnelReply };
 
 /** What the agent sends: its schema (schemas.ts) is what the trusted side checks it against. */
 export type FromAgent = AgentEvent;

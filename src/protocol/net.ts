@@ -57,6 +57,34 @@ export type NetReply =
     }
   | { ok: false; kind: NetErrorKind; message: string };
 
+/** Bytes of one tunnel frame's data, either way. */
+export const MAX_TUNNEL_CHUNK = 64 * 1024;
+/** Characters of a CONNECT target (`host:port`, `[v6]:port`). */
+export const MAX_TUNNEL_TARGET_CHARS = 300;
+
+/**
+ * What the untrusted side sends about one CONNECT tunnel of a run (native mode's proxy): `open`
+ * asks for `host:port`, `data` carries the client's bytes (TLS, unreadable here), `end` closes
+ * it. Checked on the trusted side before anything acts on it, like a NetRequest.
+ */
+export const TunnelFrameSchema = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("open"), target: z.string().min(1).max(MAX_TUNNEL_TARGET_CHARS) }),
+  z.object({
+    op: z.literal("data"),
+    data: bytes.refine((b) => b.byteLength <= MAX_TUNNEL_CHUNK, "tunnel frame too large"),
+  }),
+  z.object({ op: z.literal("end") }),
+]);
+
+export type TunnelFrame = z.infer<typeof TunnelFrameSchema>;
+
+/** The trusted side's frames for one tunnel: its verdict, the server's bytes, its end. */
+export type TunnelReply =
+  | { op: "opened" }
+  | { op: "refused"; kind: NetErrorKind; message: string }
+  | { op: "data"; data: Uint8Array }
+  | { op: "end"; message?: string };
+
 /** One line of a run's network record: what the guest asked for and what came of it. */
 export interface NetRecordEntry {
   method: string;

@@ -9,6 +9,7 @@
 
 import { z } from "zod";
 import { LANGUAGES } from "./languages.js";
+import { TunnelFrameSchema } from "./net.js";
 
 /** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
 export const RUN_STATUSES = [
@@ -156,6 +157,9 @@ const log = z.object({
 /** A guest's network request for run `id`; `request` is checked by the broker (protocol/net.ts). */
 const net = z.object({ type: z.literal("net"), id, req: id, request: z.unknown() });
 
+/** A frame of a CONNECT tunnel `tun` of run `id` (native mode's proxy), checked here. */
+const tunnel = z.object({ type: z.literal("tunnel"), id, tun: id, frame: TunnelFrameSchema });
+
 /** What the WASM engine host sends over its IPC channel. */
 export const HostEventSchema = z.discriminatedUnion("type", [
   net,
@@ -176,6 +180,7 @@ export const HostEventSchema = z.discriminatedUnion("type", [
 export const AgentEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready") }),
   net,
+  tunnel,
   output,
   result,
   log,

@@ -16,7 +16,7 @@ import type { LogFn } from "../core/log.js";
 import type { GuestNet, OutputFn } from "../core/run-host.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits } from "../protocol/messages.js";
-import type { NetReply } from "../protocol/net.js";
+import type { NetReply, TunnelFrame, TunnelReply } from "../protocol/net.js";
 import { failedResult, validateResult } from "../protocol/validate.js";
 
 /** Output past a run's cap tolerated before the peer is killed (an honest peer sends none). */
@@ -41,6 +41,7 @@ export type ChannelEvent =
   | { type: "failed"; id: number; message: string }
   | { type: "answer"; id: number; payload: unknown }
   | { type: "net"; id: number; req: number; request: unknown }
+  | { type: "tunnel"; id: number; tun: number; frame: TunnelFrame }
   | { type: "log"; message: string };
 
 export interface ChannelOptions {
@@ -59,6 +60,8 @@ export interface ChannelOptions {
   onSettled?: () => void;
   /** Sends the answer to a guest's network request (hosts without network leave it out). */
   replyNet?: (id: number, req: number, reply: NetReply) => void;
+  /** Sends a frame of a CONNECT tunnel (hosts without a proxy leave it out). */
+  replyTunnel?: (id: number, tun: number, reply: TunnelReply) => void;
 }
 
 interface Run {
@@ -192,6 +195,9 @@ export class GuestChannel {
       case "net":
         this.onNet(event.id, event.req, event.request);
         return;
+      case "tunnel":
+        this.onTunnel(event.id, event.tun, event.frame);
+        return;
       case "answer": {
         const ask = this.pending.get(event.id);
         if (ask?.kind !== "ask") return;
@@ -276,6 +282,31 @@ export class GuestChannel {
       run.netInFlight--;
       if (this.runOf(id) === run) reply(id, req, answer);
     });
+  }
+
+  /**
+   * A frame of a CONNECT tunnel: passed to the run's session, which checks the target, counts
+   * the bytes and closes its tunnels when the run ends. An `open` for no run in flight counts as
+   * malformed. Data for no open tunnel (the honest race just after a close) is dropped, and
+   * counts toward the same budget as output for no run in flight: a flood of it kills the peer.
+   */
+  private onTunnel(id: number, tun: number, frame: TunnelFrame): void {
+    const reply = this.options.replyTunnel;
+    const run = this.runOf(id);
+    const taken = reply
+      ? run?.net?.tunnel(tun, frame, (answer) => {
+          if (this.runOf(id) === run) reply(id, tun, answer);
+        })
+      : false;
+    if (taken) return;
+    if (frame.op === "open") {
+      this.malformed();
+      reply?.(id, tun, { op: "refused", kind: "failed", message: "no run is in flight" });
+      return;
+    }
+    this.unattributed += frame.op === "data" ? frame.data.byteLength : 1;
+    if (this.unattributed > MAX_UNATTRIBUTED_CHARS)
+      this.misbehaved("sent tunnel data for no open tunnel");
   }
 
   private onOutput(id: number, stream: "stdout" | "stderr", text: string): void {

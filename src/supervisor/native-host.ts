@@ -114,6 +114,7 @@ class Jail {
       runGraceMs: RUN_GRACE_MS,
       backstopMs: BACKSTOP_MS,
       replyNet: (id, req, reply) => this.send({ type: "net-reply", id, req, reply }),
+      replyTunnel: (id, tun, reply) => this.send({ type: "tunnel", id, tun, reply }),
     });
     const quotaMb = Math.ceil(quotaBytes / MIB) + 1;
     const outside = [...Object.values(interpreters), agentMain]

@@ -560,6 +560,10 @@ readLines(process.stdin, (line) => {
     proxy?.reply(message.id, message.req, message.reply);
     return;
   }
+  if (message.type === "tunnel") {
+    proxy?.tunnelReply(message.id, message.tun, message.reply);
+    return;
+  }
   if (message.type !== "run") return;
   queue = queue.then(async () => {
     try {
@@ -593,6 +597,8 @@ if (paths.proxy) {
   proxy = new GuestProxy(
     () => currentRun,
     (id, req, request) => send({ type: "net", id, req, request }),
+    (id, tun, frame) => send({ type: "tunnel", id, tun, frame }),
+    process.stdout,
   );
   const url = `http://127.0.0.1:${await proxy.listen()}`;
   // curl reads only the lower-case http_proxy; most tools read either.
@@ -600,5 +606,7 @@ if (paths.proxy) {
     BASE_ENV[name] = url;
     BASE_ENV[name.toUpperCase()] = url;
   }
+  // Node 24's own fetch and http honour the variables only when asked (older Nodes ignore this).
+  BASE_ENV.NODE_USE_ENV_PROXY = "1";
 }
 send({ type: "ready" });

@@ -18,8 +18,11 @@ import {
   type NetReply,
   type NetRequest,
   NetRequestSchema,
+  type TunnelFrame,
+  type TunnelReply,
 } from "../../protocol/net.js";
 import { hostPort, type NetPolicy, normalizeAddress } from "./policy.js";
+import { TunnelRefusal, type TunnelSession, Tunnels } from "./tunnel.js";
 
 export interface BrokerOptions {
   headers?: readonly NetHeader[];
@@ -75,28 +78,72 @@ export class NetBroker {
   }
 }
 
-export class NetSession {
+export class NetSession implements TunnelSession {
   readonly record: NetRecordEntry[] = [];
   private requests = 0;
   private bytesOut = 0;
   private bytesIn = 0;
   private readonly aborts = new Set<AbortController>();
+  private readonly tunnels = new Tunnels(this);
 
   /** @internal Made by NetBroker.session. */
   constructor(
     private readonly options: BrokerOptions,
     private readonly ca: string[] | undefined,
-    private readonly policy: NetPolicy,
-    private readonly deadline: number,
+    readonly policy: NetPolicy,
+    readonly deadline: number,
   ) {}
 
-  private closed = false;
+  closed = false;
 
-  /** Ends every request in flight (the run is over); later requests are refused. */
+  get limits(): NetLimits {
+    return this.options.limits;
+  }
+
+  /** Ends every request and tunnel in flight (the run is over); later ones are refused. */
   close(): void {
     this.closed = true;
     for (const a of this.aborts) a.abort();
     this.aborts.clear();
+    this.tunnels.closeAll();
+  }
+
+  /** A frame of a CONNECT tunnel (native mode's proxy); see tunnel.ts. Never throws. */
+  tunnel(tun: number, frame: TunnelFrame, send: (reply: TunnelReply) => void): boolean {
+    return this.tunnels.frame(tun, frame, send);
+  }
+
+  /** @internal For tunnels: counts one against maxRequests and records it. */
+  admit(entry: NetRecordEntry): string | null {
+    if (this.record.length < MAX_RECORD) this.record.push(entry);
+    if (++this.requests > this.limits.maxRequests)
+      return `network request limit reached: at most ${this.limits.maxRequests} requests per run (maxRequests)`;
+    return null;
+  }
+
+  /** @internal For tunnels: counts bytes the guest sends. */
+  spendOut(n: number, entry: NetRecordEntry): string | null {
+    if (this.bytesOut + n > this.limits.maxBytesOut)
+      return `network bytes out limit reached: at most ${this.limits.maxBytesOut} bytes per run (maxBytesOut)`;
+    this.bytesOut += n;
+    entry.bytesOut += n;
+    return null;
+  }
+
+  /** @internal For tunnels: counts bytes the guest receives. */
+  spendIn(n: number, entry: NetRecordEntry): string | null {
+    if (this.bytesIn + n > this.limits.maxBytesIn)
+      return `network bytes in limit reached: at most ${this.limits.maxBytesIn} bytes per run (maxBytesIn)`;
+    if (entry.bytesIn + n > this.limits.maxResponseBytes)
+      return `the tunnel received more than ${this.limits.maxResponseBytes} bytes (maxResponseBytes)`;
+    this.bytesIn += n;
+    entry.bytesIn += n;
+    return null;
+  }
+
+  /** @internal Whether `--net-header` headers apply to this host and port. */
+  hasHeaders(host: string, port: number): boolean {
+    return (this.options.headers ?? []).some((h) => headerApplies(h.host, host, port));
   }
 
   /** Handles one request as the untrusted side sent it: never throws, always a reply. */
@@ -230,7 +277,9 @@ export class NetSession {
     const port = portOf(url);
     const verdict = this.policy.checkHost(host, port);
     if (!verdict.ok) throw new Stop("denied", deniedMessage(entry, url, verdict.why));
-    const address = await this.resolve(host, port, signal, entry, url);
+    const address = await this.resolve(host, port, signal, (kind, why) =>
+      kind === "denied" ? new Stop("denied", deniedMessage(entry, url, why)) : new Stop(kind, why),
+    );
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of guest) {
       const key = k.toLowerCase();
@@ -317,13 +366,16 @@ export class NetSession {
     });
   }
 
-  /** The address to connect to: the literal itself, or the first of the name's, all checked. */
-  private async resolve(
+  /**
+   * The address to connect to: the literal itself, or the first of the name's, all checked.
+   * `fail` makes the error thrown (by default a tunnel's refusal).
+   */
+  async resolve(
     host: string,
     port: number,
     signal: AbortSignal,
-    entry: NetRecordEntry,
-    url: URL,
+    fail: (kind: "denied" | "failed", why: string) => Error = (kind, why) =>
+      new TunnelRefusal(kind, why),
   ): Promise<string> {
     let addresses: string[];
     if (isIP(host)) addresses = [host];
@@ -332,17 +384,17 @@ export class NetSession {
         const found = await dnsLookup(host, { all: true, verbatim: true });
         addresses = found.map((a) => a.address);
       } catch (error) {
-        throw new Stop(
+        throw fail(
           "failed",
           `cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
         );
       }
       if (signal.aborted) throw new Error("aborted");
     }
-    if (addresses.length === 0) throw new Stop("failed", `cannot resolve ${host}`);
+    if (addresses.length === 0) throw fail("failed", `cannot resolve ${host}`);
     for (const address of addresses) {
       const verdict = this.policy.checkAddress(host, address, port);
-      if (!verdict.ok) throw new Stop("denied", deniedMessage(entry, url, verdict.why));
+      if (!verdict.ok) throw fail("denied", verdict.why);
     }
     return normalizeAddress(addresses[0]!);
   }
