@@ -123,9 +123,13 @@ async function javascriptEngine() {
     (a) => evals[a[1]] ?? `eval ${a[1]}`,
   );
   const restore = hookInstantiate(undefined);
-  await createEngine({ language, memoryMb, assets });
+  const engine = await createEngine({ language, memoryMb, assets });
   restore();
-  mark("engine: prelude handles");
+  // From the boot image, the host bindings and the restore are one step (no evaluation to mark).
+  mark(
+    engine.bootedFrom === "image" ? "host bindings, boot image restore" : "engine: prelude handles",
+  );
+  if (engine.bootNote) throw new Error(engine.bootNote);
 }
 
 async function realEngine() {
@@ -144,6 +148,7 @@ try {
   else if (language === "python") await pythonPhases();
   else await javascriptEngine();
   delete assets.pythonSnapshot;
+  delete assets.quickjsImage;
   harden.lockDownRealm(new URL(`${dist}/guest/engine-host/deny-modules.js`), []);
   mark("realm lock-down");
   parentPort.postMessage({ marks });

@@ -227,10 +227,12 @@ export class WasmHost {
       pyodideDir: PYODIDE_DIR,
       quickjsWasm: QUICKJS_WASM,
       pythonSnapshot: this.config.pythonSnapshot,
+      quickjsImage: this.config.quickjsImage ?? null,
     };
     const readPaths = [
       ...engineReadPaths(),
       ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : []),
+      ...(this.config.quickjsImage ? [this.config.quickjsImage] : []),
     ];
     const [command, args] = this.config.wrap(
       process.execPath,

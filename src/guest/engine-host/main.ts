@@ -76,6 +76,27 @@ function pythonSnapshot(): SharedArrayBuffer | undefined {
   return snapshot;
 }
 
+let quickjsImage: SharedArrayBuffer | undefined | null = null;
+
+/**
+ * The QuickJS boot image, read once and shared read-only with the JavaScript workers, which copy
+ * it into their interpreter's memory and drop their reference before any guest code runs.
+ */
+function bootImage(): SharedArrayBuffer | undefined {
+  if (quickjsImage !== null) return quickjsImage;
+  quickjsImage = undefined;
+  if (config.quickjsImage) {
+    try {
+      const bytes = readFileSync(config.quickjsImage);
+      quickjsImage = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(quickjsImage).set(bytes);
+    } catch (error) {
+      log(`QuickJS boot image unreadable, booting without it: ${String(error)}`);
+    }
+  }
+  return quickjsImage;
+}
+
 /** What a worker of `language` needs to boot, loaded on first use. */
 async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
   const assets: EngineAssets = { pyodideDir: config.pyodideDir };
@@ -89,6 +110,8 @@ async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
     if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
     const build = builds.get(config.quickjsWasm);
     if (build) assets.quickjsBuild = build;
+    const image = bootImage();
+    if (image) assets.quickjsImage = image;
   } else if (language === "ruby") {
     Object.assign(assets, ruby());
   } else if (language === "wasix") {
