@@ -83,7 +83,7 @@ async function pythonPhases() {
   mark("loadPyodide: finalizeSetup");
   py.FS.mkdirTree("/workspace");
   py.FS.chdir("/workspace");
-  py.runPython(`import os; os.chdir("/workspace"); os.urandom(1)`);
+  py.runPython(`import os, random; os.chdir("/workspace"); os.urandom(1); random.seed()`);
   mark("Python-side: workspace, entropy");
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
   py.globals.get("_polybox_run");

@@ -36,8 +36,23 @@ export function ensurePythonSnapshot(
   cacheDir: string,
   log: LogFn = stderrLog,
 ): Promise<string | null> {
-  const expected = { pyodide: pyodideVersion(), node: process.versions.node.split(".")[0]! };
-  const file = path.join(cacheDir, `pyodide-${expected.pyodide}-node${expected.node}.snapshot`);
+  const expected = {
+    pyodide: pyodideVersion(),
+    node: process.versions.node.split(".")[0]!,
+    // What the builder runs: its script and the runner, whose imports go into the snapshot.
+    builder: sha256(
+      Buffer.concat(
+        [
+          ["guest", "engine-host", "make-snapshot.js"],
+          ["guest", "engines", "python", "runner.py.js"],
+        ].map((parts) => readFileSync(path.join(DIST_DIR, ...parts))),
+      ),
+    ).slice(0, 32),
+  };
+  const file = path.join(
+    cacheDir,
+    `pyodide-${expected.pyodide}-node${expected.node}-${expected.builder.slice(0, 12)}.snapshot`,
+  );
   return ensureCached({
     file,
     expected,

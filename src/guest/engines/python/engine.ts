@@ -150,7 +150,9 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   py.FS.chdir(ROOT);
   // Emscripten finds its entropy source (node:crypto) on first use; after boot the realm can no
   // longer load modules, so os.urandom, secrets and uuid4 would crash the interpreter. Use it now.
-  py.runPython(`import os; os.chdir("${ROOT}"); os.urandom(1)`);
+  // The snapshot froze the state of `random` (imported before it was taken): every interpreter
+  // would draw the same numbers. Reseeded from the entropy source just found.
+  py.runPython(`import os, random; os.chdir("${ROOT}"); os.urandom(1); random.seed()`);
   py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
   py.runPython(STATE_SOURCE, { filename: "<polybox>" });
   type Proxy = { toJs(): unknown; destroy(): void };
