@@ -47,7 +47,7 @@ function hookInstantiate(shared) {
 async function pythonPhases() {
   const { loadPyodide } = await import("pyodide");
   mark("import pyodide.mjs");
-  const { RUNNER_SOURCE } = await import(`${dist}/guest/engines/python/runner.py.js`);
+  const { RUNNER_BOOT, RUNNER_SOURCE } = await import(`${dist}/guest/engines/python/runner.py.js`);
   // What loadPyodide would import itself (loadWasmScript): imported here so it is a phase.
   const createModule = (await import(pathToFileURL(`${assets.pyodideDir}pyodide.asm.mjs`).href))
     .default;
@@ -85,7 +85,8 @@ async function pythonPhases() {
   py.FS.chdir("/workspace");
   py.runPython(`import os, random; os.chdir("/workspace"); os.urandom(1); random.seed()`);
   mark("Python-side: workspace, entropy");
-  py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
+  py.globals.set("_polybox_source", RUNNER_SOURCE);
+  py.runPython(RUNNER_BOOT, { filename: "<polybox>" });
   py.globals.get("_polybox_run");
   py.setInterruptBuffer(new Int32Array(new SharedArrayBuffer(4)));
   mark("Python-side: polybox runner set-up");
