@@ -76,7 +76,7 @@ export function renderPerformance(r) {
     "",
     "### Side by side",
     "",
-    "Interleaved in the same run; ratio = polybox's figure / the other's.",
+    "Interleaved in the same run, so both sides share the machine's noise; ratio = of / to.",
     "",
   );
   out.push(

@@ -10,6 +10,7 @@
 // each mark; the host's main thread is idle meanwhile, waiting for this worker. `dist` is the
 // file URL of polybox's dist/ directory.
 
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
 
@@ -52,8 +53,8 @@ async function pythonPhases() {
   const createModule = (await import(pathToFileURL(`${assets.pyodideDir}pyodide.asm.mjs`).href))
     .default;
   mark("import pyodide.asm.mjs (Emscripten JS)");
-  const snapshot = assets.pythonSnapshot ? new Uint8Array(assets.pythonSnapshot).slice() : null;
-  mark("snapshot private copy");
+  const snapshot = assets.pythonSnapshot ? readFileSync(assets.pythonSnapshot) : null;
+  mark("snapshot read (private copy)");
   const restore = hookInstantiate(assets.pythonWasm);
   const py = await loadPyodide({
     indexURL: assets.pyodideDir,

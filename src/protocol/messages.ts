@@ -124,8 +124,11 @@ export type HostRequest =
 export interface EngineAssets {
   pyodideDir: string;
   pythonWasm?: WebAssembly.Module;
-  /** Copied privately by each worker before boot, then dropped: see engine-host/main.ts. */
-  pythonSnapshot?: SharedArrayBuffer;
+  /**
+   * The Python memory snapshot's file (verified by the trusted side): each worker reads its own
+   * private copy, so the engine host holds none of its 31 MB.
+   */
+  pythonSnapshot?: string;
   quickjsWasm?: WebAssembly.Module;
   /** Names the QuickJS build (a hash of its module): a memory image restores only into its own. */
   quickjsBuild?: string;

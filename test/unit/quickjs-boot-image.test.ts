@@ -215,6 +215,8 @@ describe("QuickJS boot image", () => {
     const logs: string[] = [];
     const rt = await testRuntime({
       cacheDir,
+      // No Python here: its snapshot would be built into this cache dir too.
+      pythonSnapshot: false,
       pool: { python: 0, javascript: 1, bash: 0 },
       log: (_level, message, detail) => logs.push(`${message} ${detail ?? ""}`),
     });
@@ -236,4 +238,35 @@ describe("QuickJS boot image", () => {
       await rt.close();
     }
   }, 120_000);
+
+  it("an image the trusted side accepts but the worker refuses is logged, and JavaScript still runs", async () => {
+    // Another build's image with a sidecar that matches it: only the worker's own check is left.
+    const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-qjs-refused-"));
+    try {
+      const file = await ensureQuickjsImage(dir, () => undefined);
+      if (!file) throw new Error("the boot image was not built");
+      const bytes = Uint8Array.from(readFileSync(file));
+      bytes[16] = bytes[16] === 0x61 ? 0x62 : 0x61;
+      writeFileSync(file, bytes);
+      const sidecar = JSON.parse(readFileSync(`${file}.json`, "utf8"));
+      sidecar.sha256 = createHash("sha256").update(bytes).digest("hex");
+      writeFileSync(`${file}.json`, JSON.stringify(sidecar));
+      const logs: string[] = [];
+      const rt = await testRuntime({
+        cacheDir: dir,
+        pythonSnapshot: false,
+        pool: { python: 0, javascript: 1, bash: 0 },
+        log: (_level, message, detail) => logs.push(`${message} ${detail ?? ""}`),
+      });
+      try {
+        const r = await oneShot({ runtime: rt, language: "javascript", code: "[1, 2].length" });
+        expect(r).toMatchObject({ status: "ok", value: "2" });
+        expect(logs.join("\n")).toMatch(/boot image not used.*another QuickJS build or set-up/);
+      } finally {
+        await rt.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

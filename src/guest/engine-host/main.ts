@@ -57,25 +57,6 @@ function compileOnce(file: string): Promise<WebAssembly.Module | undefined> {
   return module;
 }
 
-let snapshot: SharedArrayBuffer | undefined | null = null;
-
-function pythonSnapshot(): SharedArrayBuffer | undefined {
-  if (snapshot !== null) return snapshot;
-  snapshot = undefined;
-  if (config.pythonSnapshot) {
-    try {
-      // Shared read-mostly with the workers; each copies it privately before booting and drops
-      // its reference, so no guest can reach the bytes the next interpreter boots from.
-      const bytes = readFileSync(config.pythonSnapshot);
-      snapshot = new SharedArrayBuffer(bytes.length);
-      new Uint8Array(snapshot).set(bytes);
-    } catch (error) {
-      log(`python snapshot unreadable, booting without it: ${String(error)}`);
-    }
-  }
-  return snapshot;
-}
-
 let quickjsImage: SharedArrayBuffer | undefined | null = null;
 
 /**
@@ -103,8 +84,8 @@ async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
   if (language === "python") {
     const pythonWasm = await compileOnce(path.join(config.pyodideDir, "pyodide.asm.wasm"));
     if (pythonWasm) assets.pythonWasm = pythonWasm;
-    const bytes = pythonSnapshot();
-    if (bytes) assets.pythonSnapshot = bytes;
+    // Read by each worker itself, privately (see EngineAssets.pythonSnapshot).
+    if (config.pythonSnapshot) assets.pythonSnapshot = config.pythonSnapshot;
   } else if (language === "javascript" || language === "typescript") {
     const quickjsWasm = await compileOnce(config.quickjsWasm);
     if (quickjsWasm) assets.quickjsWasm = quickjsWasm;

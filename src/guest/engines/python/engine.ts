@@ -2,6 +2,7 @@
 // worker, booted from a memory snapshot when the engine host hands one in (hundreds of ms instead
 // of seconds). The workspace is a MEMFS directory at /workspace, also the working directory.
 
+import { readFileSync } from "node:fs";
 import { loadPyodide, type PyodideAPI } from "pyodide";
 import type {
   RunRequest,
@@ -134,14 +135,22 @@ function disableSockets(py: PyodideAPI): void {
 }
 
 export async function createEngine(init: WorkerInit): Promise<Engine> {
-  const snapshot = init.assets.pythonSnapshot;
+  let snapshot: Uint8Array | undefined;
+  if (init.assets.pythonSnapshot) {
+    try {
+      snapshot = readFileSync(init.assets.pythonSnapshot);
+    } catch {
+      // Gone since the trusted side verified it: boot without it (slowly) rather than not at all.
+    }
+  }
   const py = await withSharedModule(init.assets.pythonWasm, () =>
     loadPyodide({
       indexURL: init.assets.pyodideDir,
       env: { HOME: ROOT },
-      ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot).slice() } : {}),
+      ...(snapshot ? { _loadSnapshot: snapshot } : {}),
     }),
   );
+  snapshot = undefined;
   // Pyodide keeps its boot options; the snapshot bytes are no business of the guest's.
   const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
   if (config) delete config._loadSnapshot;
