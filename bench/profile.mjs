@@ -20,7 +20,11 @@ import { DIST_DIR, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "../dist/su
 import { launcherReport, linuxJailWrapper } from "../dist/supervisor/jail/launcher.js";
 import { engineHostNodeArgs } from "../dist/supervisor/jail/permissions.js";
 import { ensureQuickjsImage } from "../dist/supervisor/quickjs-image.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "../dist/supervisor/snapshot.js";
+import {
+  bootCacheGrants,
+  defaultCacheDir,
+  ensurePythonSnapshot,
+} from "../dist/supervisor/snapshot.js";
 import { round } from "./lib/stats.mjs";
 
 const LIB = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib");
@@ -42,7 +46,7 @@ async function hostLaunch() {
       ? null
       : await ensureQuickjsImage(defaultCacheDir(), () => {});
   const jailed = process.platform === "linux" && launcherReport().available;
-  const extra = [...(snapshot ? [snapshot] : []), ...(quickjsImage ? [quickjsImage] : []), LIB];
+  const extra = [...bootCacheGrants(snapshot, quickjsImage), LIB];
   const wrap = jailed ? linuxJailWrapper(extra) : (command, args) => [command, args];
   const flags = engineHostNodeArgs([...engineReadPaths(), ...extra]);
   const env = { MALLOC_ARENA_MAX: "2", ...(jailed ? { UV_USE_IO_URING: "0" } : {}) };

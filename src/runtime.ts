@@ -42,7 +42,7 @@ import { NetBroker } from "./supervisor/net/broker.js";
 import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { interpreterTags } from "./supervisor/python-tags.js";
 import { ensureQuickjsImage } from "./supervisor/quickjs-image.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
+import { bootCacheGrants, defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
 
 export class Runtime implements SandboxRuntime {
   readonly limits: Readonly<Limits>;
@@ -157,7 +157,7 @@ export class Runtime implements SandboxRuntime {
         pythonSnapshot: snapshot,
         quickjsImage,
         wrap: jailHost
-          ? linuxJailWrapper([snapshot, quickjsImage].filter((f): f is string => f !== null))
+          ? linuxJailWrapper(bootCacheGrants(snapshot, quickjsImage))
           : sandboxExecAvailable()
             ? sandboxExecWrapper
             : (command, args) => [command, args],

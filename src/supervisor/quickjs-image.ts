@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { type LogFn, stderrLog } from "../core/log.js";
 import { DIST_DIR, QUICKJS_WASM } from "./assets.js";
-import { ensureCached, runBuilder } from "./snapshot.js";
+import { bootCacheDir, ensureCached, runBuilder } from "./snapshot.js";
 
 const require = createRequire(import.meta.url);
 
@@ -48,7 +48,7 @@ export async function ensureQuickjsImage(
   }
   const name = `quickjs-${key.slice(0, 24)}.image`;
   return ensureCached({
-    file: path.join(cacheDir, name),
+    file: path.join(bootCacheDir(cacheDir), name),
     expected: { key },
     what: "QuickJS boot image",
     consequence: "JavaScript will boot slowly",

@@ -29,6 +29,21 @@ function pyodideVersion(): string {
   ).version;
 }
 
+/**
+ * Where the boot caches (the Python snapshot, the QuickJS boot image) live: one directory, which
+ * is what the engine host is granted to read. Node 20's permission model, given two sibling file
+ * grants after the engine assets' own, let the host list "/" (T16 caught it); one directory
+ * grant does not.
+ */
+export function bootCacheDir(cacheDir: string): string {
+  return path.join(cacheDir, "boot");
+}
+
+/** The read grants the engine host needs for these boot caches: their one directory. */
+export function bootCacheGrants(...files: (string | null | undefined)[]): string[] {
+  return [...new Set(files.filter((f): f is string => !!f).map((f) => path.dirname(f)))];
+}
+
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 /** The path of a verified snapshot, building it first if needed; null if it cannot be built. */
@@ -50,7 +65,7 @@ export function ensurePythonSnapshot(
     ).slice(0, 32),
   };
   const file = path.join(
-    cacheDir,
+    bootCacheDir(cacheDir),
     `pyodide-${expected.pyodide}-node${expected.node}-${expected.builder.slice(0, 12)}.snapshot`,
   );
   return ensureCached({

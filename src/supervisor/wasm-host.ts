@@ -31,6 +31,7 @@ import {
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { GuestChannel } from "./channel.js";
 import { engineHostNodeArgs } from "./jail/permissions.js";
+import { bootCacheGrants } from "./snapshot.js";
 
 const toRemoveOnExit = new Set<string>();
 let exitHook = false;
@@ -231,8 +232,7 @@ export class WasmHost {
     };
     const readPaths = [
       ...engineReadPaths(),
-      ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : []),
-      ...(this.config.quickjsImage ? [this.config.quickjsImage] : []),
+      ...bootCacheGrants(this.config.pythonSnapshot, this.config.quickjsImage),
     ];
     const [command, args] = this.config.wrap(
       process.execPath,

@@ -136,11 +136,13 @@ function disableSockets(py: PyodideAPI): void {
 
 export async function createEngine(init: WorkerInit): Promise<Engine> {
   let snapshot: Uint8Array | undefined;
+  let bootNote: string | undefined;
   if (init.assets.pythonSnapshot) {
     try {
       snapshot = readFileSync(init.assets.pythonSnapshot);
-    } catch {
+    } catch (error) {
       // Gone since the trusted side verified it: boot without it (slowly) rather than not at all.
+      bootNote = `Python snapshot unreadable, booting without it: ${String(error)}`;
     }
   }
   const py = await withSharedModule(init.assets.pythonWasm, () =>
@@ -248,6 +250,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   }
 
   return {
+    ...(bootNote ? { bootNote } : {}),
     applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
     collectFiles: () => mirror.collect(),
     interrupt() {
