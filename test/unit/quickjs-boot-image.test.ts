@@ -143,6 +143,29 @@ describe("QuickJS boot image", () => {
     }
   });
 
+  it("an interpreter booted from it grows its heap past the image's without corrupting it", async () => {
+    const engine = await boot(readFileSync(imageFile));
+    try {
+      expect(engine.bootedFrom).toBe("image");
+      // ~40 MiB of live objects: the allocator takes memory past what the image held.
+      const r = await run(
+        engine,
+        `const keep = [];
+         for (let i = 0; i < 2000; i++) keep.push({ i, s: "x".repeat(10000) + i, a: [i, i + 1] });
+         const ok = keep.every((o, i) => o.i === i && o.s.endsWith(String(i)) && o.a[1] === i + 1);
+         console.log({ ok, n: keep.length });
+         ok`,
+      );
+      expect(r).toMatchObject({
+        exitCode: 0,
+        value: "true",
+        out: "stdout:{ ok: true, n: 2000 }\n",
+      });
+    } finally {
+      engine.dispose?.();
+    }
+  });
+
   it("TypeScript interpreters boot from the same image", async () => {
     const engine = await boot(readFileSync(imageFile), "typescript");
     try {
