@@ -19,7 +19,12 @@ import { DEFAULT_LIMITS } from "../dist/core/limits.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "../dist/supervisor/assets.js";
 import { launcherReport, linuxJailWrapper } from "../dist/supervisor/jail/launcher.js";
 import { engineHostNodeArgs } from "../dist/supervisor/jail/permissions.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "../dist/supervisor/snapshot.js";
+import { ensureQuickjsImage } from "../dist/supervisor/quickjs-image.js";
+import {
+  bootCacheGrants,
+  defaultCacheDir,
+  ensurePythonSnapshot,
+} from "../dist/supervisor/snapshot.js";
 import { round } from "./lib/stats.mjs";
 
 const LIB = path.join(path.dirname(fileURLToPath(import.meta.url)), "lib");
@@ -36,12 +41,16 @@ const cpuMs = (u) => (u.user + u.system) / 1000;
 /** How the trusted side starts an engine host on this machine (src/runtime.ts, wasm-host.ts). */
 async function hostLaunch() {
   const snapshot = await ensurePythonSnapshot(defaultCacheDir(), () => {});
+  const quickjsImage =
+    process.env.BENCH_NO_QUICKJS_IMAGE === "1"
+      ? null
+      : await ensureQuickjsImage(defaultCacheDir(), () => {});
   const jailed = process.platform === "linux" && launcherReport().available;
-  const extra = [...(snapshot ? [snapshot] : []), LIB];
+  const extra = [...bootCacheGrants(snapshot, quickjsImage), LIB];
   const wrap = jailed ? linuxJailWrapper(extra) : (command, args) => [command, args];
   const flags = engineHostNodeArgs([...engineReadPaths(), ...extra]);
   const env = { MALLOC_ARENA_MAX: "2", ...(jailed ? { UV_USE_IO_URING: "0" } : {}) };
-  return { snapshot, jailed, wrap, flags, env };
+  return { snapshot, quickjsImage, jailed, wrap, flags, env };
 }
 
 /** Starts `command args` as the trusted side starts a host; resolves with its IPC answer (if any). */
@@ -124,6 +133,7 @@ async function boot(launch, language, mode) {
     pyodideDir: PYODIDE_DIR,
     quickjsWasm: QUICKJS_WASM,
     pythonSnapshot: launch.snapshot,
+    quickjsImage: launch.quickjsImage,
     memoryMb: DEFAULT_LIMITS.memoryMb,
   };
   const arg = JSON.stringify({
@@ -208,6 +218,7 @@ export async function profile({ runs = 5, nodeRuns = 10 } = {}) {
   return {
     jailed: launch.jailed,
     snapshot: launch.snapshot !== null,
+    quickjs_image: launch.quickjsImage !== null,
     node_start: await nodeStarts(launch, nodeRuns),
     python: await profileLanguage(launch, "python", runs),
     javascript: await profileLanguage(launch, "javascript", runs),

@@ -1,6 +1,7 @@
 // `npm run bench`: polybox's speed and memory, with every comparison measured side by side in the
 // same run. Prints one table and writes bench/results.json. BENCH_QUICK=1 for a short smoke run;
-// BENCH_SECONDS sets the length of each throughput phase (default 30).
+// BENCH_SECONDS sets the length of each throughput phase (default 30). `npm run bench -- --readme`
+// also rewrites README.md's performance figures from the results (bench/readme.mjs).
 //
 // Every tenant (a sandbox, or a one-shot run) gets an engine host process of its own, taken from
 // a warm fleet and killed when the tenant ends. So the figures here are of that design: one-shot
@@ -22,6 +23,7 @@ import * as procs from "./lib/procs.mjs";
 import { interleaved, now, round, sleep, summarize, throughput, timeRuns } from "./lib/stats.mjs";
 import { evaluate, formatTargets } from "./lib/targets.mjs";
 import { formatProfile, profile } from "./profile.mjs";
+import { updateReadme } from "./readme.mjs";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 5 : 30));
@@ -412,3 +414,5 @@ writeFileSync(
   `${JSON.stringify({ machine, profile: bootProfile, metrics, comparisons, targets, native }, null, 2)}\n`,
 );
 note(`wrote ${out}`);
+if (process.argv.includes("--readme"))
+  note(`rewrote the performance figures in ${updateReadme(out)}`);

@@ -42,7 +42,8 @@ import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
 import { NetBroker } from "./supervisor/net/broker.js";
 import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { interpreterTags } from "./supervisor/python-tags.js";
-import { defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
+import { ensureQuickjsImage } from "./supervisor/quickjs-image.js";
+import { bootCacheGrants, defaultCacheDir, ensurePythonSnapshot } from "./supervisor/snapshot.js";
 
 export class Runtime implements SandboxRuntime {
   readonly limits: Readonly<Limits>;
@@ -72,7 +73,12 @@ export class Runtime implements SandboxRuntime {
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
 
-  private constructor(options: RuntimeOptions, snapshot: string | null, cacheDir: string) {
+  private constructor(
+    options: RuntimeOptions,
+    snapshot: string | null,
+    quickjsImage: string | null,
+    cacheDir: string,
+  ) {
     this.maxLimits = resolveLimits(DEFAULT_MAX_LIMITS, options.maxLimits, {
       ...DEFAULT_MAX_LIMITS,
       ...options.maxLimits,
@@ -158,8 +164,9 @@ export class Runtime implements SandboxRuntime {
         wrapDepth: jailHost ? 2 : 0,
         memoryMb: this.limits.memoryMb,
         pythonSnapshot: snapshot,
+        quickjsImage,
         wrap: jailHost
-          ? linuxJailWrapper(snapshot ? [snapshot] : [])
+          ? linuxJailWrapper(bootCacheGrants(snapshot, quickjsImage))
           : sandboxExecAvailable()
             ? sandboxExecWrapper
             : (command, args) => [command, args],
@@ -177,9 +184,12 @@ export class Runtime implements SandboxRuntime {
     // What an earlier polybox process left behind when it died (workspaces included) goes now.
     sweepStaleTempDirs();
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    const snapshot =
-      options.pythonSnapshot === false ? null : await ensurePythonSnapshot(cacheDir, options.log);
-    const runtime = new Runtime(options, snapshot, cacheDir);
+    // Built side by side on a first start; later starts only verify them.
+    const [snapshot, quickjsImage] = await Promise.all([
+      options.pythonSnapshot === false ? null : ensurePythonSnapshot(cacheDir, options.log),
+      options.quickjsImage === false ? null : ensureQuickjsImage(cacheDir, options.log),
+    ]);
+    const runtime = new Runtime(options, snapshot, quickjsImage, cacheDir);
     runtime.fleet.start();
     return runtime;
   }

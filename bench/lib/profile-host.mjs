@@ -1,10 +1,11 @@
 // A stand-in for one engine host, started the way the trusted side starts one (profile.mjs gives
 // it the same Node flags, environment and, on Linux, the same jail) and doing what a warm host
 // does before it reports ready (src/guest/engine-host/main.ts): compile the engine's WebAssembly,
-// read the Python snapshot into shared memory, and start one interpreter's worker, with the same
+// read the QuickJS boot image into shared memory, and start one interpreter's worker, with the same
 // options as src/guest/engine-host/interpreter.ts. The worker (profile-worker.mjs) marks its own
 // phases; this process adds its own and answers over IPC with every mark and the RSS it held.
 
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 
@@ -21,15 +22,19 @@ if (language === "python") {
     readFileSync(`${config.pyodideDir}pyodide.asm.wasm`),
   );
   mark("host: compile pyodide.asm.wasm");
-  if (config.pythonSnapshot) {
-    const bytes = readFileSync(config.pythonSnapshot);
-    assets.pythonSnapshot = new SharedArrayBuffer(bytes.length);
-    new Uint8Array(assets.pythonSnapshot).set(bytes);
-    mark("host: read snapshot into shared memory");
-  }
+  // Read by the worker itself (see EngineAssets.pythonSnapshot).
+  if (config.pythonSnapshot) assets.pythonSnapshot = config.pythonSnapshot;
 } else {
-  assets.quickjsWasm = await WebAssembly.compile(readFileSync(config.quickjsWasm));
+  const bytes = readFileSync(config.quickjsWasm);
+  assets.quickjsWasm = await WebAssembly.compile(bytes);
+  assets.quickjsBuild = createHash("sha256").update(bytes).digest("hex").slice(0, 32);
   mark("host: compile QuickJS wasm");
+  if (config.quickjsImage) {
+    const image = readFileSync(config.quickjsImage);
+    assets.quickjsImage = new SharedArrayBuffer(image.length);
+    new Uint8Array(assets.quickjsImage).set(image);
+    mark("host: read the boot image into shared memory");
+  }
 }
 rss.assets = process.memoryUsage.rss();
 

@@ -10,6 +10,7 @@
 // each mark; the host's main thread is idle meanwhile, waiting for this worker. `dist` is the
 // file URL of polybox's dist/ directory.
 
+import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
 
@@ -47,13 +48,13 @@ function hookInstantiate(shared) {
 async function pythonPhases() {
   const { loadPyodide } = await import("pyodide");
   mark("import pyodide.mjs");
-  const { RUNNER_SOURCE } = await import(`${dist}/guest/engines/python/runner.py.js`);
+  const { RUNNER_BOOT, RUNNER_SOURCE } = await import(`${dist}/guest/engines/python/runner.py.js`);
   // What loadPyodide would import itself (loadWasmScript): imported here so it is a phase.
   const createModule = (await import(pathToFileURL(`${assets.pyodideDir}pyodide.asm.mjs`).href))
     .default;
   mark("import pyodide.asm.mjs (Emscripten JS)");
-  const snapshot = assets.pythonSnapshot ? new Uint8Array(assets.pythonSnapshot).slice() : null;
-  mark("snapshot private copy");
+  const snapshot = assets.pythonSnapshot ? readFileSync(assets.pythonSnapshot) : null;
+  mark("snapshot read (private copy)");
   const restore = hookInstantiate(assets.pythonWasm);
   const py = await loadPyodide({
     indexURL: assets.pyodideDir,
@@ -83,9 +84,10 @@ async function pythonPhases() {
   mark("loadPyodide: finalizeSetup");
   py.FS.mkdirTree("/workspace");
   py.FS.chdir("/workspace");
-  py.runPython(`import os; os.chdir("/workspace"); os.urandom(1)`);
+  py.runPython(`import os, random; os.chdir("/workspace"); os.urandom(1); random.seed()`);
   mark("Python-side: workspace, entropy");
-  py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
+  py.globals.set("_polybox_source", RUNNER_SOURCE);
+  py.runPython(RUNNER_BOOT, { filename: "<polybox>" });
   py.globals.get("_polybox_run");
   py.setInterruptBuffer(new Int32Array(new SharedArrayBuffer(4)));
   mark("Python-side: polybox runner set-up");
@@ -123,9 +125,13 @@ async function javascriptEngine() {
     (a) => evals[a[1]] ?? `eval ${a[1]}`,
   );
   const restore = hookInstantiate(undefined);
-  await createEngine({ language, memoryMb, assets });
+  const engine = await createEngine({ language, memoryMb, assets });
   restore();
-  mark("engine: prelude handles");
+  // From the boot image, the host bindings and the restore are one step (no evaluation to mark).
+  mark(
+    engine.bootedFrom === "image" ? "host bindings, boot image restore" : "engine: prelude handles",
+  );
+  if (engine.bootNote) throw new Error(engine.bootNote);
 }
 
 async function realEngine() {
@@ -144,6 +150,7 @@ try {
   else if (language === "python") await pythonPhases();
   else await javascriptEngine();
   delete assets.pythonSnapshot;
+  delete assets.quickjsImage;
   harden.lockDownRealm(new URL(`${dist}/guest/engine-host/deny-modules.js`), []);
   mark("realm lock-down");
   parentPort.postMessage({ marks });

@@ -1,11 +1,12 @@
-// CLI: `polybox warmup`. Builds (or verifies) the Python memory snapshot so that the first server
-// start is fast, and with `--python-packages=numpy,pandas` fills the package cache ahead of time
+// CLI: `polybox warmup`. Builds (or verifies) the Python memory snapshot and the QuickJS boot
+// image so that the first server start is fast, and with `--python-packages=numpy,pandas` fills the package cache ahead of time
 // (lock-file dependencies included) so that the machine can go offline and serve with
 // `--cached-only`. Here `--python-packages` names the packages to cache; the directories and
 // index URLs among its items are where to find them, as they are for a server.
 
 import path from "node:path";
 import { Runtime } from "../runtime.js";
+import { ensureQuickjsImage } from "../supervisor/quickjs-image.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js";
 import type { Flags } from "./args.js";
 
@@ -15,11 +16,14 @@ const isSource = (item: string) =>
 
 export async function warmupCommand(flags: Flags): Promise<number> {
   const started = performance.now();
-  const file = await ensurePythonSnapshot(defaultCacheDir());
-  if (!file) return 1;
-  process.stdout.write(
-    `Python snapshot ready in ${Math.round(performance.now() - started)} ms: ${file}\n`,
-  );
+  const [file, image] = await Promise.all([
+    ensurePythonSnapshot(defaultCacheDir()),
+    ensureQuickjsImage(defaultCacheDir()),
+  ]);
+  if (!file || !image) return 1;
+  const ms = Math.round(performance.now() - started);
+  process.stdout.write(`Python snapshot ready in ${ms} ms: ${file}\n`);
+  process.stdout.write(`QuickJS boot image ready: ${image}\n`);
   const sources = flags.pythonPackages.filter(isSource);
   const packages = flags.pythonPackages.filter((item) => !isSource(item));
   if (packages.length === 0) return 0;

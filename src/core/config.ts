@@ -20,6 +20,8 @@ export interface EngineHostConfig {
   pool: Partial<PoolSizes>;
   memoryMb: number;
   pythonSnapshot: string | null;
+  /** The verified QuickJS boot image, or null: JavaScript interpreters evaluate their set-up. */
+  quickjsImage?: string | null;
   wrap: HostWrapper;
   log?: LogFn;
 }
@@ -104,6 +106,8 @@ export interface RuntimeOptions {
   log?: LogFn;
   /** Boot Python from a cached memory snapshot (default true). */
   pythonSnapshot?: boolean;
+  /** Boot JavaScript and TypeScript from a cached QuickJS boot image (default true). */
+  quickjsImage?: boolean;
   /** Directory for caches such as the Python snapshot (default: the per-user cache dir). */
   cacheDir?: string;
   /**

@@ -95,6 +95,8 @@ export interface HostConfig {
   pyodideDir: string;
   quickjsWasm: string;
   pythonSnapshot: string | null;
+  /** The QuickJS boot image (verified by the trusted side), or null to evaluate the set-up. */
+  quickjsImage?: string | null;
 }
 
 export type HostRequest =
@@ -135,11 +137,16 @@ export type HostRequest =
 export interface EngineAssets {
   pyodideDir: string;
   pythonWasm?: WebAssembly.Module;
-  /** Copied privately by each worker before boot, then dropped: see engine-host/main.ts. */
-  pythonSnapshot?: SharedArrayBuffer;
+  /**
+   * The Python memory snapshot's file (verified by the trusted side): each worker reads its own
+   * private copy, so the engine host holds none of its 31 MB.
+   */
+  pythonSnapshot?: string;
   quickjsWasm?: WebAssembly.Module;
   /** Names the QuickJS build (a hash of its module): a memory image restores only into its own. */
   quickjsBuild?: string;
+  /** The QuickJS boot image's bytes (see engines/javascript/boot-image.ts), read-only. */
+  quickjsImage?: SharedArrayBuffer;
   /** Ruby's module compiled with its memory capped at `rubyWasmMemoryMb` (the pools' default). */
   rubyWasm?: WebAssembly.Module;
   rubyWasmMemoryMb?: number;
@@ -167,7 +174,8 @@ export type ToWorker =
   | { type: "restore"; id: number; state: StateImage; memoryMb: number; wheels?: WheelBlob[] };
 
 export type FromWorker =
-  | { type: "ready" }
+  /** `note`: the boot took a slower path than it was offered (a refused boot image), and why. */
+  | { type: "ready"; note?: string }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "net"; id: number; req: number; request: NetRequest }

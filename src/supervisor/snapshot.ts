@@ -1,4 +1,4 @@
-// Trusted side: the cached Pyodide memory snapshot. Built once per Pyodide version (and Node
+// Trusted side: the cached Pyodide memory snapshot (and the cache every boot image shares). Built once per Pyodide version (and Node
 // major, whose V8 the snapshot's JS side must match), kept in the per-user cache directory with
 // a sidecar recording its sha256. A snapshot whose hash, size or version does not match is
 // rebuilt, never trusted.
@@ -11,13 +11,6 @@ import path from "node:path";
 import { type LogFn, stderrLog } from "../core/log.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR } from "./assets.js";
 import { permissionFlag } from "./jail/permissions.js";
-
-interface Sidecar {
-  pyodide: string;
-  node: string;
-  sha256: string;
-  size: number;
-}
 
 export function defaultCacheDir(): string {
   const base =
@@ -36,28 +29,88 @@ function pyodideVersion(): string {
   ).version;
 }
 
+/**
+ * Where the boot caches (the Python snapshot, the QuickJS boot image) live: one directory, which
+ * is what the engine host is granted to read. Node 20's permission model, given two sibling file
+ * grants after the engine assets' own, let the host list "/" (T16 caught it); one directory
+ * grant does not.
+ */
+export function bootCacheDir(cacheDir: string): string {
+  return path.join(cacheDir, "boot");
+}
+
+/** The read grants the engine host needs for these boot caches: their one directory. */
+export function bootCacheGrants(...files: (string | null | undefined)[]): string[] {
+  return [...new Set(files.filter((f): f is string => !!f).map((f) => path.dirname(f)))];
+}
+
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 /** The path of a verified snapshot, building it first if needed; null if it cannot be built. */
-export async function ensurePythonSnapshot(
+export function ensurePythonSnapshot(
   cacheDir: string,
   log: LogFn = stderrLog,
 ): Promise<string | null> {
-  const expected = { pyodide: pyodideVersion(), node: process.versions.node.split(".")[0]! };
-  const file = path.join(cacheDir, `pyodide-${expected.pyodide}-node${expected.node}.snapshot`);
+  const expected = {
+    pyodide: pyodideVersion(),
+    node: process.versions.node.split(".")[0]!,
+    // What the builder runs: its script and the runner, whose imports go into the snapshot.
+    builder: sha256(
+      Buffer.concat(
+        [
+          ["guest", "engine-host", "make-snapshot.js"],
+          ["guest", "engines", "python", "runner.py.js"],
+        ].map((parts) => readFileSync(path.join(DIST_DIR, ...parts))),
+      ),
+    ).slice(0, 32),
+  };
+  const file = path.join(
+    bootCacheDir(cacheDir),
+    `pyodide-${expected.pyodide}-node${expected.node}-${expected.builder.slice(0, 12)}.snapshot`,
+  );
+  return ensureCached({
+    file,
+    expected,
+    what: "Python snapshot",
+    consequence: "Python will boot slowly",
+    build: (out) => runBuilder("make-snapshot.js", [PYODIDE_DIR, out], out),
+    log,
+  });
+}
+
+/**
+ * A file built once by a builder process and cached with a sidecar recording what it was built
+ * from (`expected`), its size and its sha256. One that does not match is removed and rebuilt,
+ * never trusted. Resolves with its path, or null (logged with `consequence`) if it cannot be built.
+ */
+export async function ensureCached(options: {
+  file: string;
+  expected: Record<string, string>;
+  what: string;
+  consequence: string;
+  build: (outFile: string) => Promise<void>;
+  log: LogFn;
+}): Promise<string | null> {
+  const { file, expected, what, log } = options;
   const sidecarFile = `${file}.json`;
-  if (verify(file, sidecarFile, expected, log)) return file;
+  if (verify(file, sidecarFile, expected, what, log)) return file;
   try {
-    mkdirSync(cacheDir, { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    await build(tmp);
-    const bytes = readFileSync(tmp);
-    renameSync(tmp, file);
-    const sidecar: Sidecar = { ...expected, sha256: sha256(bytes), size: bytes.length };
-    writeFileSync(sidecarFile, JSON.stringify(sidecar));
+    try {
+      await options.build(tmp);
+      const bytes = readFileSync(tmp);
+      renameSync(tmp, file);
+      writeFileSync(
+        sidecarFile,
+        JSON.stringify({ ...expected, sha256: sha256(bytes), size: bytes.length }),
+      );
+    } finally {
+      rmSync(tmp, { force: true });
+    }
     return file;
   } catch (error) {
-    log("warn", "could not build the Python snapshot, Python will boot slowly", String(error));
+    log("warn", `could not build the ${what}, ${options.consequence}`, String(error));
     return null;
   }
 }
@@ -65,20 +118,20 @@ export async function ensurePythonSnapshot(
 function verify(
   file: string,
   sidecarFile: string,
-  expected: Omit<Sidecar, "sha256" | "size">,
+  expected: Record<string, string>,
+  what: string,
   log: LogFn,
 ): boolean {
   if (!existsSync(file) || !existsSync(sidecarFile)) return false;
   try {
-    const sidecar = JSON.parse(readFileSync(sidecarFile, "utf8")) as Sidecar;
+    const sidecar = JSON.parse(readFileSync(sidecarFile, "utf8")) as Record<string, unknown>;
     const bytes = readFileSync(file);
     const ok =
-      sidecar.pyodide === expected.pyodide &&
-      sidecar.node === expected.node &&
+      Object.entries(expected).every(([k, v]) => sidecar[k] === v) &&
       sidecar.size === bytes.length &&
       sidecar.sha256 === sha256(bytes);
     if (!ok) {
-      log("info", "the cached Python snapshot is stale or corrupt; rebuilding it");
+      log("info", `the cached ${what} is stale or corrupt; rebuilding it`);
       rmSync(file, { force: true });
     }
     return ok;
@@ -87,16 +140,18 @@ function verify(
   }
 }
 
-function build(outFile: string): Promise<void> {
-  const script = path.join(DIST_DIR, "guest", "engine-host", "make-snapshot.js");
+/**
+ * Runs `dist/guest/engine-host/<script> ...args` as the builder of `outFile`: a short-lived
+ * process under the permission model that may read the engines and write that file only.
+ */
+export function runBuilder(script: string, scriptArgs: string[], outFile: string): Promise<void> {
   const args = [
     permissionFlag(),
     ...engineReadPaths().map((p) => `--allow-fs-read=${p}`),
     `--allow-fs-write=${outFile}`,
     "--no-warnings",
-    script,
-    PYODIDE_DIR,
-    outFile,
+    path.join(DIST_DIR, "guest", "engine-host", script),
+    ...scriptArgs,
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { env: {}, stdio: ["ignore", "ignore", "pipe"] });
@@ -108,7 +163,7 @@ function build(outFile: string): Promise<void> {
     child.once("exit", (code) =>
       code === 0
         ? resolve()
-        : reject(new Error(`snapshot builder exited ${code}: ${stderr.slice(-2000)}`)),
+        : reject(new Error(`${script} exited ${code}: ${stderr.slice(-2000)}`)),
     );
   });
 }

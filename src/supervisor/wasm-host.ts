@@ -31,6 +31,7 @@ import {
 import { ENGINE_HOST_MAIN, engineReadPaths, PYODIDE_DIR, QUICKJS_WASM } from "./assets.js";
 import { GuestChannel } from "./channel.js";
 import { engineHostNodeArgs } from "./jail/permissions.js";
+import { bootCacheGrants } from "./snapshot.js";
 
 const toRemoveOnExit = new Set<string>();
 let exitHook = false;
@@ -227,10 +228,11 @@ export class WasmHost {
       pyodideDir: PYODIDE_DIR,
       quickjsWasm: QUICKJS_WASM,
       pythonSnapshot: this.config.pythonSnapshot,
+      quickjsImage: this.config.quickjsImage ?? null,
     };
     const readPaths = [
       ...engineReadPaths(),
-      ...(this.config.pythonSnapshot ? [this.config.pythonSnapshot] : []),
+      ...bootCacheGrants(this.config.pythonSnapshot, this.config.quickjsImage),
     ];
     const [command, args] = this.config.wrap(
       process.execPath,

@@ -42,14 +42,14 @@ const server = http.createServer((req, res) => {
 });
 let origin = "";
 
-/** A fresh per-user cache dir holding only the Python snapshot (so no test rebuilds it). */
+/** A fresh per-user cache dir holding only the boot caches (so no test rebuilds them). */
 function freshCache(): string {
   const home = mkdtempSync(path.join(tmp, "xdg-"));
-  mkdirSync(path.join(home, "polybox"));
-  const real = defaultCacheDir();
-  if (existsSync(real))
-    for (const f of readdirSync(real).filter((n) => n.includes(".snapshot")))
-      cpSync(path.join(real, f), path.join(home, "polybox", f));
+  mkdirSync(path.join(home, "polybox", "boot"), { recursive: true });
+  const boot = path.join(defaultCacheDir(), "boot");
+  if (existsSync(boot))
+    for (const f of readdirSync(boot).filter((n) => /\.(snapshot|image)(\.json)?$/.test(n)))
+      cpSync(path.join(boot, f), path.join(home, "polybox", "boot", f));
   return home;
 }
 

@@ -66,7 +66,10 @@ describe.skipIf(process.platform !== "linux")("T16 L2 engine host process", () =
     const allowed = [path.join(REPO_DIR, "dist"), path.join(REPO_DIR, "node_modules")];
     for (const p of reads) {
       const ok =
-        allowed.some((dir) => p === dir || p.startsWith(`${dir}/`)) || /\.snapshot$/.test(p);
+        allowed.some((dir) => p === dir || p.startsWith(`${dir}/`)) ||
+        /\.snapshot$/.test(p) ||
+        // The boot caches' directory: the Python snapshot and the QuickJS boot image.
+        /\/polybox\/boot$/.test(p);
       expect(ok, `read grant ${p} is not an engine asset`).toBe(true);
     }
     for (const forbidden of ["/", os.tmpdir(), os.homedir(), REPO_DIR]) {

@@ -78,6 +78,8 @@ interface StateAsk {
 
 export class Interpreter {
   readonly ready: Promise<void>;
+  /** Why the worker booted a slower way than it was offered, if it did (logged by the pool). */
+  bootNote: string | undefined;
   private readonly worker: Worker;
   /** The network bridge: replies go on `netPort`, then `netSignal[0]` wakes the worker. */
   private readonly netPort: MessagePort;
@@ -113,8 +115,10 @@ export class Interpreter {
     this.worker.stderr.resume();
     this.ready = new Promise((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
-        if (message.type === "ready") resolve();
-        else if (message.type === "boot-failed") reject(new Error(message.message));
+        if (message.type === "ready") {
+          this.bootNote = message.note;
+          resolve();
+        } else if (message.type === "boot-failed") reject(new Error(message.message));
       };
       this.worker.once("message", onMessage);
       this.worker.once("exit", () =>

@@ -57,23 +57,25 @@ function compileOnce(file: string): Promise<WebAssembly.Module | undefined> {
   return module;
 }
 
-let snapshot: SharedArrayBuffer | undefined | null = null;
+let quickjsImage: SharedArrayBuffer | undefined | null = null;
 
-function pythonSnapshot(): SharedArrayBuffer | undefined {
-  if (snapshot !== null) return snapshot;
-  snapshot = undefined;
-  if (config.pythonSnapshot) {
+/**
+ * The QuickJS boot image, read once and shared read-only with the JavaScript workers, which copy
+ * it into their interpreter's memory and drop their reference before any guest code runs.
+ */
+function bootImage(): SharedArrayBuffer | undefined {
+  if (quickjsImage !== null) return quickjsImage;
+  quickjsImage = undefined;
+  if (config.quickjsImage) {
     try {
-      // Shared read-mostly with the workers; each copies it privately before booting and drops
-      // its reference, so no guest can reach the bytes the next interpreter boots from.
-      const bytes = readFileSync(config.pythonSnapshot);
-      snapshot = new SharedArrayBuffer(bytes.length);
-      new Uint8Array(snapshot).set(bytes);
+      const bytes = readFileSync(config.quickjsImage);
+      quickjsImage = new SharedArrayBuffer(bytes.length);
+      new Uint8Array(quickjsImage).set(bytes);
     } catch (error) {
-      log(`python snapshot unreadable, booting without it: ${String(error)}`);
+      log(`QuickJS boot image unreadable, booting without it: ${String(error)}`);
     }
   }
-  return snapshot;
+  return quickjsImage;
 }
 
 /** What a worker of `language` needs to boot, loaded on first use. */
@@ -82,13 +84,15 @@ async function assetsFor(language: EngineLanguage): Promise<EngineAssets> {
   if (language === "python") {
     const pythonWasm = await compileOnce(path.join(config.pyodideDir, "pyodide.asm.wasm"));
     if (pythonWasm) assets.pythonWasm = pythonWasm;
-    const bytes = pythonSnapshot();
-    if (bytes) assets.pythonSnapshot = bytes;
+    // Read by each worker itself, privately (see EngineAssets.pythonSnapshot).
+    if (config.pythonSnapshot) assets.pythonSnapshot = config.pythonSnapshot;
   } else if (language === "javascript" || language === "typescript") {
     const quickjsWasm = await compileOnce(config.quickjsWasm);
     if (quickjsWasm) assets.quickjsWasm = quickjsWasm;
     const build = builds.get(config.quickjsWasm);
     if (build) assets.quickjsBuild = build;
+    const image = bootImage();
+    if (image) assets.quickjsImage = image;
   } else if (language === "ruby") {
     Object.assign(assets, ruby());
   } else if (language === "wasix") {

@@ -89,6 +89,7 @@ export class Pools {
   private async boot(language: EngineLanguage, memoryMb: number): Promise<Interpreter> {
     const interpreter = new Interpreter(language, memoryMb, await this.assets(language));
     await interpreter.ready;
+    if (interpreter.bootNote) this.log(interpreter.bootNote);
     return interpreter;
   }
 

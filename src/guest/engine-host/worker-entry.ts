@@ -80,6 +80,7 @@ async function boot(): Promise<Engine> {
   // The snapshot copy was needed to boot; keeping it would count against the guest's memory.
   delete init.assets.pythonSnapshot;
   delete init.assets.rubyWasmBytes;
+  delete init.assets.quickjsImage;
   lockDownRealm(
     new URL("./deny-modules.js", import.meta.url),
     LAZY_LOADING_PACKAGES[init.language],
@@ -248,7 +249,7 @@ boot().then(
       });
     });
     watchIdleMemory(() => lastLimit);
-    send({ type: "ready" });
+    send({ type: "ready", ...(engine.bootNote ? { note: engine.bootNote.slice(0, 1000) } : {}) });
   },
   (error: unknown) => {
     send({

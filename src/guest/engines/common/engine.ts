@@ -45,6 +45,8 @@ export interface Engine {
   collectFiles(): Promise<EngineResult["changes"]>;
   /** Asks a running guest to stop (output cap); a no-op where the engine cannot. */
   interrupt(): void;
+  /** Set when the engine booted a slower way than it was offered (a refused boot image), and why. */
+  readonly bootNote?: string;
   /** Frees the interpreter where the engine holds more than its worker's lifetime frees. */
   dispose?(): void;
   /**

@@ -26,6 +26,13 @@ import type { NetReply, NetRequest } from "../../../protocol/net.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
+import {
+  applyBootImage,
+  bootImageBuild,
+  decodeBootImage,
+  encodeBootImage,
+  findRandomState,
+} from "./boot-image.js";
 import { FsError, MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";
@@ -46,23 +53,55 @@ ${readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"),
   }
 }).call(globalThis, class URL {})`;
 
+/** Everything a new context evaluates before it is ready: what a boot image stands in for. */
+const SETUP_SOURCE = `${INSPECT_SOURCE}\0${PRELUDE_SOURCE}`;
+let setupBuild: { quickjs: string; build: string } | null = null;
+/** The boot image name of this QuickJS build with this set-up (hashed once per worker). */
+function imageBuild(quickjsBuild: string): string {
+  if (setupBuild?.quickjs !== quickjsBuild)
+    setupBuild = { quickjs: quickjsBuild, build: bootImageBuild(quickjsBuild, SETUP_SOURCE) };
+  return setupBuild.build;
+}
+
 /** QuickJS's JS_EVAL_FLAG_ASYNC: top-level await in a script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
 const MB = 1024 * 1024;
 
+/** The JavaScript engine, and how its interpreter was set up. */
+export interface JavaScriptEngine extends Engine {
+  /** "image": restored from the boot image; "evaluated": node-inspect and the prelude evaluated. */
+  readonly bootedFrom: "image" | "evaluated";
+}
+
 /**
  * `variant`: another QuickJS build, for tests only — the debug build, whose runtime refuses to be
  * disposed while any handle is still alive, is how the leak test finds a handle left undisposed.
+ * `takeImage`: for the boot image's builder only (make-quickjs-image.ts): called once the set-up
+ * is evaluated with the boot image of this interpreter.
  */
 export async function createEngine(
   init: WorkerInit,
   variant?: QuickJSSyncVariant,
-): Promise<Engine> {
+  takeImage?: (image: Uint8Array) => void,
+): Promise<JavaScriptEngine> {
   const { quickjsWasm } = init.assets;
+  let bootNote: string | undefined;
   const stripTypes = init.language === "typescript" ? await loadTypeStripper() : null;
-  const module = await newQuickJSWASMModule(
-    variant ?? (quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC),
-  );
+  // Emscripten names the program after process.argv[1] and copies that name into the memory at
+  // init, so the runtime and context would sit at addresses that depend on the script's path: a
+  // fixed name lays every interpreter out alike, which a boot image (or a captured state) needs.
+  const argv1 = process.argv[1];
+  process.argv[1] = "polybox";
+  let module: Awaited<ReturnType<typeof newQuickJSWASMModule>>;
+  try {
+    module = await newQuickJSWASMModule(
+      variant ??
+        (quickjsWasm ? newVariant(RELEASE_SYNC, { wasmModule: quickjsWasm }) : RELEASE_SYNC),
+    );
+  } finally {
+    if (argv1 === undefined) process.argv.length = 1;
+    else process.argv[1] = argv1;
+  }
   const runtime = module.newRuntime();
   runtime.setMaxStackSize(1 * MB);
   const ctx = runtime.newContext();
@@ -103,19 +142,85 @@ export async function createEngine(
       timers.delete(id);
     },
   });
-  ctx.unwrapResult(ctx.evalCode(INSPECT_SOURCE, "polybox:inspect")).dispose();
-  const prelude = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, "polybox:prelude"));
-  const fire = ctx.getProp(prelude, "fire");
-  const setEnv = ctx.getProp(prelude, "setEnv");
-  const inspect = ctx.getProp(prelude, "inspect");
-  const exitSignal = ctx.getProp(prelude, "exitSignal");
+  const memory = module.getWasmMemory();
+  const heap = (module as unknown as { module: EmscriptenHeap }).module;
+  /** Where the runtime, the context and its global object are: the same in every fresh one. */
+  const base = (): number[] => [
+    (runtime as unknown as { rt: { value: number } }).rt.value,
+    (ctx as unknown as { ctx: { value: number } }).ctx.value,
+    ctx.global.value as number,
+  ];
+
+  /**
+   * The set-up from the boot image (see boot-image.ts): refused, before anything is written,
+   * unless it was taken of this build and set-up and this interpreter is laid out as its was.
+   */
+  const restoreBoot = (bytes: Uint8Array, quickjsBuild: string): QuickJSHandle[] => {
+    const image = decodeBootImage(bytes, imageBuild(quickjsBuild), init.memoryMb * MB);
+    const mine = base();
+    if (
+      image.pointers.length !== mine.length + SETUP_HANDLES ||
+      mine.some((p, i) => p !== image.pointers[i])
+    )
+      throw new Error(
+        `the boot image was taken of an interpreter laid out otherwise (${image.pointers.slice(0, mine.length)} here ${mine}); not used`,
+      );
+    growTo(memory, heap, image.memoryBytes);
+    applyBootImage(memory, image);
+    const contextMemory = (ctx as unknown as { memory: ContextMemory }).memory;
+    return image.pointers.slice(mine.length).map((p) => contextMemory.heapValueHandle(p));
+  };
+
+  const evaluateSetup = (): QuickJSHandle[] => {
+    ctx.unwrapResult(ctx.evalCode(INSPECT_SOURCE, "polybox:inspect")).dispose();
+    const prelude = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, "polybox:prelude"));
+    return [
+      prelude,
+      ...["fire", "setEnv", "inspect", "exitSignal"].map((name) => ctx.getProp(prelude, name)),
+    ];
+  };
+
+  let bootedFrom: JavaScriptEngine["bootedFrom"] = "evaluated";
+  let handles: QuickJSHandle[] | null = null;
+  const offered = variant || takeImage ? undefined : init.assets.quickjsImage;
+  if (offered && init.assets.quickjsBuild) {
+    try {
+      handles = restoreBoot(new Uint8Array(offered), init.assets.quickjsBuild);
+      bootedFrom = "image";
+    } catch (error) {
+      bootNote = `QuickJS boot image not used, evaluating the set-up instead: ${String(error)}`;
+    }
+  }
+  handles ??= evaluateSetup();
+  const [prelude, fire, setEnv, inspect, exitSignal] = handles as [
+    QuickJSHandle,
+    QuickJSHandle,
+    QuickJSHandle,
+    QuickJSHandle,
+    QuickJSHandle,
+  ];
 
   /** Where this side's wrappers point: an image restores only where they point the same. */
   const pointers = (): number[] => [
-    (runtime as unknown as { rt: { value: number } }).rt.value,
-    (ctx as unknown as { ctx: { value: number } }).ctx.value,
-    ...[ctx.global, prelude, fire, setEnv, inspect, exitSignal].map((h) => h.value as number),
+    ...base(),
+    ...[prelude, fire, setEnv, inspect, exitSignal].map((h) => h.value as number),
   ];
+
+  if (takeImage) {
+    const randomStateAt = findRandomState(memory, base()[1]!, () => {
+      const drawn = ctx.unwrapResult(ctx.evalCode("Math.random()", "polybox:seed"));
+      const n = ctx.getNumber(drawn);
+      drawn.dispose();
+      return n;
+    });
+    takeImage(
+      encodeBootImage(memory, {
+        build: imageBuild(init.assets.quickjsBuild ?? ""),
+        pointers: pointers(),
+        randomStateAt,
+      }),
+    );
+  }
 
   const describe = (handle: QuickJSHandle): string => {
     const r = ctx.callFunction(inspect, ctx.undefined, handle);
@@ -181,6 +286,8 @@ export async function createEngine(
   };
 
   return {
+    bootedFrom,
+    ...(bootNote ? { bootNote } : {}),
     applyFiles(request: RunRequest) {
       fs.quotaBytes = request.limits.workspaceQuotaBytes;
       return mirror.apply(request.sync, request.fullSync);
@@ -206,18 +313,7 @@ export async function createEngine(
       const mine = pointers();
       if (mine.length !== image.pointers.length || mine.some((p, i) => p !== image.pointers[i]))
         throw new Error("the image was taken of an interpreter laid out otherwise; not restored");
-      const memory = module.getWasmMemory();
-      const heap = (module as unknown as { module: EmscriptenHeap }).module;
-      const held: number[] = [];
-      try {
-        while (memory.buffer.byteLength < image.memoryBytes) {
-          const ptr = heap._malloc(image.memoryBytes - memory.buffer.byteLength + WASM_PAGE);
-          if (!ptr) throw new Error("the interpreter's memory limit is below the image's size");
-          held.push(ptr);
-        }
-      } finally {
-        for (const ptr of held) heap._free(ptr);
-      }
+      growTo(memory, heap, image.memoryBytes);
       const bytes = new Uint8Array(memory.buffer);
       bytes.set(image.heap);
       bytes.fill(0, image.heap.length);
@@ -302,10 +398,33 @@ export async function createEngine(
 }
 
 const WASM_PAGE = 65536;
+/** The handles the set-up leaves this side: the prelude's exports object and four of them. */
+const SETUP_HANDLES = 5;
 /** The part of the Emscripten module a restore uses: its allocator, to grow memory its way. */
 interface EmscriptenHeap {
   _malloc(bytes: number): number;
   _free(ptr: number): void;
+}
+/** quickjs-emscripten's wrapper of a context's memory: how a handle is made of a pointer. */
+interface ContextMemory {
+  heapValueHandle(ptr: number): QuickJSHandle;
+}
+
+/**
+ * Grows the memory to at least `bytes` through the engine's own allocator (so that Emscripten's
+ * views follow), then frees what that took.
+ */
+function growTo(memory: WebAssembly.Memory, heap: EmscriptenHeap, bytes: number): void {
+  const held: number[] = [];
+  try {
+    while (memory.buffer.byteLength < bytes) {
+      const ptr = heap._malloc(bytes - memory.buffer.byteLength + WASM_PAGE);
+      if (!ptr) throw new Error("the interpreter's memory limit is below the image's size");
+      held.push(ptr);
+    }
+  } finally {
+    for (const ptr of held) heap._free(ptr);
+  }
 }
 /** Emscripten's maximum for this build's memory (2 GiB). */
 const MAX_PAGES = 32768;

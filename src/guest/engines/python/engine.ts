@@ -2,6 +2,7 @@
 // worker, booted from a memory snapshot when the engine host hands one in (hundreds of ms instead
 // of seconds). The workspace is a MEMFS directory at /workspace, also the working directory.
 
+import { readFileSync } from "node:fs";
 import { loadPyodide, type PyodideAPI } from "pyodide";
 import type {
   RunRequest,
@@ -14,7 +15,7 @@ import type { NetReply } from "../../../protocol/net.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { type NetCall, netFailure, realmFetch } from "../common/net.js";
-import { RUNNER_SOURCE } from "./runner.py.js";
+import { RUNNER_BOOT, RUNNER_SOURCE } from "./runner.py.js";
 import { STATE_SOURCE } from "./state.py.js";
 
 const ROOT = "/workspace";
@@ -134,14 +135,24 @@ function disableSockets(py: PyodideAPI): void {
 }
 
 export async function createEngine(init: WorkerInit): Promise<Engine> {
-  const snapshot = init.assets.pythonSnapshot;
+  let snapshot: Uint8Array | undefined;
+  let bootNote: string | undefined;
+  if (init.assets.pythonSnapshot) {
+    try {
+      snapshot = readFileSync(init.assets.pythonSnapshot);
+    } catch (error) {
+      // Gone since the trusted side verified it: boot without it (slowly) rather than not at all.
+      bootNote = `Python snapshot unreadable, booting without it: ${String(error)}`;
+    }
+  }
   const py = await withSharedModule(init.assets.pythonWasm, () =>
     loadPyodide({
       indexURL: init.assets.pyodideDir,
       env: { HOME: ROOT },
-      ...(snapshot ? { _loadSnapshot: new Uint8Array(snapshot).slice() } : {}),
+      ...(snapshot ? { _loadSnapshot: snapshot } : {}),
     }),
   );
+  snapshot = undefined;
   // Pyodide keeps its boot options; the snapshot bytes are no business of the guest's.
   const config = (py as unknown as { _api?: { config?: Record<string, unknown> } })._api?.config;
   if (config) delete config._loadSnapshot;
@@ -150,8 +161,12 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   py.FS.chdir(ROOT);
   // Emscripten finds its entropy source (node:crypto) on first use; after boot the realm can no
   // longer load modules, so os.urandom, secrets and uuid4 would crash the interpreter. Use it now.
-  py.runPython(`import os; os.chdir("${ROOT}"); os.urandom(1)`);
-  py.runPython(RUNNER_SOURCE, { filename: "<polybox>" });
+  // The snapshot froze the state of `random` (imported before it was taken): every interpreter
+  // would draw the same numbers. Reseeded from the entropy source just found.
+  py.runPython(`import os, random; os.chdir("${ROOT}"); os.urandom(1); random.seed()`);
+  // The runner, compiled by the snapshot's builder when it was this source (see RUNNER_BOOT).
+  py.globals.set("_polybox_source", RUNNER_SOURCE);
+  py.runPython(RUNNER_BOOT, { filename: "<polybox>" });
   py.runPython(STATE_SOURCE, { filename: "<polybox>" });
   type Proxy = { toJs(): unknown; destroy(): void };
   const captureGlobals = py.globals.get("_polybox_capture_state") as (max: number) => Proxy;
@@ -235,6 +250,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   }
 
   return {
+    ...(bootNote ? { bootNote } : {}),
     applyFiles: (request: RunRequest) => mirror.apply(request.sync, request.fullSync),
     collectFiles: () => mirror.collect(),
     interrupt() {
