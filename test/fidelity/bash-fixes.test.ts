@@ -124,6 +124,17 @@ const COMMANDS: [string, string][] = [
   ],
   ["unzip -p", "echo hello > h.txt; zip -q z h.txt; unzip -p z.zip h.txt"],
   ["unzip missing archive", "unzip -q nosuch.zip; echo rc=$?"],
+  ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
+  [
+    "cut --complement",
+    "echo 'a,b,c,d' | cut -d, -f2,4 --complement; echo abcdef | cut -c2-3 --complement",
+  ],
+  ["paste - - -", "seq 7 | paste - - -; seq 4 | paste -d, - -"],
+  [
+    "sed one-line a\\ i\\ c\\",
+    "printf 'one\\ntwo\\n' | sed -e '1i\\header' -e '$a\\  footer' -e '/two/c\\TWO'",
+  ],
+  ["ls several files", "touch b a c; ls c a b; ls a nosuch 2>/dev/null; echo rc=$?"],
   ["EXIT trap sees the exit status", "trap 'echo \"exiting with $?\"' EXIT; exit 4"],
   ["syntax error: the commands before it run", "echo before\nif then\necho after"],
   [
