@@ -14,6 +14,7 @@ const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`
 /** Each patch in patches/ and the behaviour it gives. */
 const PATCHES: [string, string][] = [
   ["awk int() truncates toward zero", "awk 'BEGIN {print int(-3.7), int(3.7), int(-0.5)}'"],
+  ["awk printf %d truncates toward zero", "awk 'BEGIN {printf \"%d %i %d\\n\", -3.9, 3.9, -0.5}'"],
   ["jq @csv quotes every string", `echo '[["a b",1,"c\\"d",null,true,"x"]]' | jq -r '.[] | @csv'`],
   [
     "set -e: a failing command in a function on the left of && does not exit",
