@@ -53,6 +53,10 @@ const ENGINE_PACKAGES = [
   "pyodide",
   "quickjs-emscripten",
   "just-bash",
+  // Bash's own commands: bc's numbers, diff's matching, zip and unzip.
+  "decimal.js",
+  "diff",
+  "fflate",
   "amaro",
   "@bjorn3/browser_wasi_shim",
   "@wasmer/sdk",

@@ -3,15 +3,19 @@
 // stay off. just-bash runs every `exec` in a fresh shell, so state between runs is carried here:
 // exported and plain variables and the working directory persist; functions and aliases do not.
 
-import { Bash, InMemoryFs, type SecureFetch } from "just-bash";
+import { Bash, InMemoryFs, parse, type SecureFetch } from "just-bash";
 import type { RunRequest } from "../../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
+import { archiveCommands } from "./archive-commands.js";
+import { bc } from "./bc.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { dataCommands } from "./data/index.js";
+import { diff } from "./diff.js";
 import { extraCommands } from "./extra-commands.js";
+import { gnuWrappers } from "./gnu-wrappers.js";
 import { unixCommands } from "./unix-commands.js";
 import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
 
@@ -110,6 +114,43 @@ function bridgedFetch(run: RunContext): SecureFetch {
   };
 }
 
+/** How many shorter prefixes `runnablePrefix` tries before giving up on running any. */
+const PREFIX_TRIES = 64;
+
+/** A syntax error's line and message, or null if the script parses. */
+function syntaxError(code: string): { line: number; message: string } | null {
+  try {
+    parse(code);
+    return null;
+  } catch (error) {
+    const e = error as { line?: unknown; message?: unknown };
+    if (typeof e.line !== "number") return null;
+    const message = String(e.message ?? "syntax error").replace(/^Parse error at \d+:\d+: /, "");
+    return { line: e.line, message };
+  }
+}
+
+/**
+ * Bash reads a script a command at a time, so the complete commands before a syntax error run
+ * (then bash reports it and exits with status 2); just-bash parses the whole script first and
+ * runs nothing. This returns what bash would run, the longest prefix of whole lines before the
+ * error that parses, followed by the report and `exit 2` (null if the script parses).
+ */
+function runnablePrefix(code: string): string | null {
+  const error = syntaxError(code);
+  if (!error) return null;
+  const lines = code.split("\n");
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  const report =
+    `printf '%s\\n' ${quote(`bash: line ${error.line}: ${error.message}`)} ` +
+    `${quote(`bash: line ${error.line}: \`${lines[error.line - 1] ?? ""}'`)} >&2; exit 2`;
+  for (let end = error.line - 1, tries = 0; end > 0 && tries < PREFIX_TRIES; end--, tries++) {
+    const prefix = lines.slice(0, end).join("\n");
+    if (syntaxError(prefix) === null) return `${prefix}\n${report}`;
+  }
+  return report;
+}
+
 export async function createEngine(): Promise<Engine> {
   await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
   return recyclable(createInstance);
@@ -153,6 +194,10 @@ async function createInstance(): Promise<Engine> {
           ...unixCommands,
           ...dataCommands,
           ...wrapperCommands,
+          ...gnuWrappers,
+          ...archiveCommands,
+          bc,
+          diff,
           trapCommand(traps),
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
@@ -167,7 +212,8 @@ async function createInstance(): Promise<Engine> {
         // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a
         // compound command's, so the script runs as one group. The brace shares the first line,
         // so line numbers in messages stay right.
-        const code = `{ ${request.code.replace(/\r\n/g, "\n")}\n}`;
+        const script = request.code.replace(/\r\n/g, "\n");
+        const code = `{ ${runnablePrefix(script) ?? script}\n}`;
         const result = await bash.exec(code, {
           signal: abort.signal,
           rawScript: true,
@@ -185,7 +231,8 @@ async function createInstance(): Promise<Engine> {
         if (traps.exit !== null && !verdict && !timedOut && !abort.signal.aborted) {
           const handler = traps.exit;
           traps.exit = null;
-          const after = await bash.exec(`{ ${handler}\n}`, {
+          // The handler sees the script's exit status in $?, as bash's does.
+          const after = await bash.exec(`{ (exit ${result.exitCode & 255}); ${handler}\n}`, {
             signal: abort.signal,
             rawScript: true,
             env,

@@ -239,12 +239,56 @@ const paste = defineCommand("paste", async (args, ctx) => {
     } else out.push(a);
   }
   // GNU reads stdin when no file is named; just-bash asks for one.
-  if (!out.some((a, k) => !a.startsWith("-") && out[k - 1] !== "-d")) out.push("-");
+  const isOperand = (a: string, k: number) =>
+    (a === "-" || !a.startsWith("-")) && out[k - 1] !== "-d";
+  if (!out.some(isOperand)) out.push("-");
+  // `paste - - -`: N columns from stdin's lines in turn (just-bash gets three or more wrong).
+  const operands = out.filter(isOperand);
+  const serial = out.includes("-s");
+  if (operands.length >= 2 && operands.every((a) => a === "-") && !serial) {
+    const at = out.indexOf("-d");
+    const delims =
+      at >= 0 ? (out[at + 1] ?? "\t").replace(/\\t/g, "\t").replace(/\\n/g, "\n") : "\t";
+    const text = latin1FromBytes(ctx.stdin);
+    const lines = text.split("\n");
+    if (text.endsWith("\n")) lines.pop();
+    let stdout = "";
+    for (let k = 0; k < lines.length; k += operands.length) {
+      for (let c = 0; c < operands.length; c++) {
+        if (c > 0) stdout += delims[(c - 1) % delims.length] ?? "\t";
+        stdout += lines[k + c] ?? "";
+      }
+      stdout += "\n";
+    }
+    return { stdout: Buffer.from(stdout, "latin1").toString("utf8"), stderr: "", exitCode: 0 };
+  }
   return original(ctx, "paste", out);
 });
 
+/** Whether sed's argument k is a script: after -e, or the first operand when there is no -e. */
+function isSedScript(args: string[], k: number): boolean {
+  if (args[k - 1] === "-e" || args[k - 1] === "--expression") return true;
+  if (args.some((a) => a === "-e" || a === "-f" || /^--(expression|file)/.test(a))) return false;
+  const first = args.findIndex((a, j) => !a.startsWith("-") && args[j - 1] !== "-l");
+  return first === k;
+}
+
+/**
+ * GNU's one-line `a\text`, `i\text`, `c\text` (the text on the command's own line, its leading
+ * blanks kept): written in the POSIX form, backslash and newline, which just-bash reads.
+ */
+function oneLineText(script: string): string {
+  const address = String.raw`(?:\d+|\$|/(?:[^/\\]|\\.)*/)`;
+  const head = new RegExp(
+    String.raw`^(\s*(?:${address}(?:\s*,\s*${address})?)?\s*!?\s*[aic])\\(?=[^\n])`,
+    "gm",
+  );
+  return script.replace(head, "$1\\\n");
+}
+
 /** `sed -i.bak …` / `--in-place=.bak`: keeps a copy of each file with that suffix first. */
 const sed = defineCommand("sed", async (args, ctx) => {
+  args = args.map((a, k) => (isSedScript(args, k) ? oneLineText(a) : a));
   const at = args.findIndex((a) => /^-i.+/.test(a) || /^--in-place=.+/.test(a));
   if (at < 0) return original(ctx, "sed", args);
   const suffix = args[at]!.replace(/^-i|^--in-place=/, "");

@@ -1,0 +1,224 @@
+// Differential, one assertion per fix: the commands polybox adds or wraps for GNU fidelity
+// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands}.ts), each patch to just-bash
+// (patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
+// polybox sandbox and in the real bash (as a script file) in an empty directory; stdout and exit status must be equal.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+
+const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
+
+/** Each patch in patches/ and the behaviour it gives. */
+const PATCHES: [string, string][] = [
+  ["awk int() truncates toward zero", "awk 'BEGIN {print int(-3.7), int(3.7), int(-0.5)}'"],
+  ["awk printf %d truncates toward zero", "awk 'BEGIN {printf \"%d %i %d\\n\", -3.9, 3.9, -0.5}'"],
+  ["jq @csv quotes every string", `echo '[["a b",1,"c\\"d",null,true,"x"]]' | jq -r '.[] | @csv'`],
+  [
+    "set -e: a failing command in a function on the left of && does not exit",
+    "set -e; f() { false; echo inside; }; f && echo ok; echo end",
+  ],
+  ["set -e: the last command of an && list still exits", "set -e; true && false; echo no"],
+  ["set -e: || lists", "set -e; g() { false; echo in-g; }; g || echo rescued; echo end"],
+  ["|& puts stdout first", "{ echo out; echo err >&2; } |& cat"],
+  ["glob */ matches directories only", "mkdir -p gd hd; touch gf; echo */; echo g*/"],
+  ["glob */ without directories stays literal", "touch only-a-file; echo */"],
+  // Up to 2^53: just-bash's integers are JavaScript numbers (README: Bash limits).
+  [
+    "shifts are 64-bit",
+    "echo $((1 << 40)) $((1 << 52)) $((2 ** 40 >> 38)) $((-16 >> 2)) $((1 << 64))",
+  ],
+  [
+    "set -u: a default in double quotes",
+    `set -u; echo "\${UNSET_VAR:-default}" "\${OTHER-x}" "\${UNSET_VAR:+alt}"; echo "$NOPE"; echo no`,
+  ],
+];
+
+/** Commands and wrappers polybox adds, and the engine's syntax-error handling. */
+const COMMANDS: [string, string][] = [
+  ["grep -e several", "printf 'foo\\nbar\\nbaz\\n' | grep -e foo -e baz"],
+  ["grep -F -e several", "printf 'a.b\\naxb\\nq\\n' | grep -F -e a.b -e q"],
+  ["grep -E -e several", "printf 'a1\\nb22\\nc\\n' | grep -E -e '[0-9]{2}' -e '^a'"],
+  ["grep -c -e", "printf 'x\\ny\\nz\\n' | grep -c -e x -e z"],
+  ["awk -v OFS", "echo 'a b c' | awk -v OFS=- '{$1 = $1; print}'"],
+  ["awk -v OFS tab with -F", "printf 'x,y\\n' | awk -F, -v OFS='\\t' '{print $1, $2}'"],
+  ["awk -v plain and special", "echo 1 2 | awk -v n=5 -v OFS=: '{print $1 + n, $2}'"],
+  ["date -d +1 month", "date -u -d '2024-01-31 +1 month' +%F"],
+  ["date -d time then signed number", "date -u -d '2024-03-10 12:00:00 +3 days' '+%Y-%m-%d %H:%M'"],
+  ["date -d -1 day", "date -u -d '2024-03-01 -1 day' +%F"],
+  ["date -d ago", "date -u -d '2024-03-01 2 weeks ago' +%F"],
+  ["date -d next weekday", "date -u -d 'next monday' +%A%H%M"],
+  [
+    "date -d yesterday vs 1 day ago",
+    `[ "$(date -u -d yesterday +%F)" = "$(date -u -d '1 day ago' +%F)" ] && echo same`,
+  ],
+  [
+    "date -d tomorrow vs +1 day",
+    `[ "$(date -u -d tomorrow +%F)" = "$(date -u -d '+1 day' +%F)" ] && echo same`,
+  ],
+  ["od -c spacing", "printf 'ab\\tc\\n' | od -c"],
+  ["od -t x1", "printf 'AB' | od -t x1"],
+  [
+    "diff normal format",
+    "printf 'a\\nb\\nc\\nd\\n' > x; printf 'a\\nB\\nc\\ne\\nf\\n' > y; diff x y; echo rc=$?",
+  ],
+  [
+    "diff additions and deletions",
+    "printf '1\\n2\\n3\\n' > x; printf '0\\n1\\n3\\n4\\n' > y; diff x y; diff y x",
+  ],
+  ["diff same", "printf 'a\\n' > x; cp x y; diff x y && echo same"],
+  ["diff missing newline", "printf 'a\\nb' > x; printf 'a\\nc\\n' > y; diff x y"],
+  ["diff -q", "echo 1 > x; echo 2 > y; diff -q x y; echo rc=$?"],
+  [
+    "diff -u body",
+    "printf 'a\\nb\\nc\\n' > x; printf 'a\\nc\\nd\\n' > y; diff -u x y | tail -n +3",
+  ],
+  [
+    "diff -r",
+    "mkdir -p d1/s d2/s; echo 1 > d1/f; echo 2 > d2/f; echo x > d1/only; echo y > d2/s/g; echo y > d1/s/g; diff -r d1 d2; echo rc=$?",
+  ],
+  ["diff missing file", "echo 1 > x; diff x nosuch; echo rc=$?"],
+  ["bc integers", "echo '2+3*4; 2^64; 17 % 5; -7 / 2' | bc"],
+  ["bc scale", "echo 'scale=3; 10/3; 1/3*3; 7 % 3' | bc"],
+  ["bc -l functions", "echo 's(1); c(1); a(1); l(2); e(1); sqrt(2)' | bc -l"],
+  ["bc -l scale", "echo 'scale=4; sqrt(2); 4*a(1)' | bc -l"],
+  ["bc leading zeros and negatives", "echo '0.5; -0.25; 0.00; 1.50*1; .5+.5' | bc"],
+  ["bc long numbers wrap", "echo '2^300' | bc"],
+  [
+    "bc ibase and obase",
+    "echo 'obase=16; 255; 4096; ibase=16; FF' | bc; echo 'ibase=2; 1010' | bc; echo 'obase=2; 10' | bc",
+  ],
+  ["bc variables and comparisons", "echo 'x = 3; y = x * 2; y; x < y; x == 3; !0' | bc"],
+  [
+    "bc if while for",
+    "echo 'i = 0; while (i < 3) { i; i = i + 1 }; for (j = 0; j < 6; j += 2) j; if (i == 3) 42 else 0' | bc",
+  ],
+  [
+    "bc functions",
+    "printf 'define f(n) {\\n  if (n <= 1) return (1)\\n  return (n * f(n - 1))\\n}\\nf(20)\\n' | bc",
+  ],
+  [
+    "bc auto and arrays",
+    "printf 'define s(n) { auto i, t; for (i = 1; i <= n; i++) t += i; return t }\\na[3] = 7; a[3] * 2; s(10)\\n' | bc",
+  ],
+  ["bc strings and print", `echo '"total: "; 1 + 1; print 3, " and ", 4, "\\n"' | bc`],
+  ["bc length and scale()", "echo 'length(123.45); scale(1.230); length(0.001)' | bc"],
+  ["bc from a file with quit", "printf '1+1\\nquit\\n2+2\\n' > calc.bc; bc -q calc.bc"],
+  ["bc in command substitution", `total=$(echo "1.5 + 2.25" | bc); echo "total=$total"`],
+  ["iconv latin1 to utf-8", "printf 'h\\xe9llo\\n' | iconv -f latin1 -t utf-8"],
+  [
+    "iconv utf-8 to latin1",
+    "printf 'h\\xc3\\xa9llo\\n' | iconv -f utf-8 -t iso-8859-1 | od -An -tx1",
+  ],
+  ["iconv utf-16le", "printf 'ab' | iconv -f utf-8 -t utf-16le | od -An -tx1"],
+  ["iconv unrepresentable", "printf 'a\\xe2\\x82\\xacb\\n' | iconv -f utf-8 -t ascii; echo rc=$?"],
+  ["iconv //TRANSLIT", "printf 'caf\\xc3\\xa9\\n' | iconv -f utf-8 -t ascii//TRANSLIT"],
+  [
+    "zip and unzip -l",
+    "printf '1\\n2\\n' > n.txt; echo x > l.txt; zip -q z.zip n.txt l.txt && unzip -l z.zip | tail -1 | awk '{print $1, $2}'",
+  ],
+  [
+    "zip -r and unzip -d",
+    "mkdir -p src/sub; echo a > src/a; echo b > src/sub/b; zip -qr z.zip src && unzip -q z.zip -d out && cat out/src/a out/src/sub/b",
+  ],
+  ["unzip -p", "echo hello > h.txt; zip -q z h.txt; unzip -p z.zip h.txt"],
+  ["unzip missing archive", "unzip -q nosuch.zip; echo rc=$?"],
+  ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
+  [
+    "cut --complement",
+    "echo 'a,b,c,d' | cut -d, -f2,4 --complement; echo abcdef | cut -c2-3 --complement",
+  ],
+  ["paste - - -", "seq 7 | paste - - -; seq 4 | paste -d, - -"],
+  [
+    "sed one-line a\\ i\\ c\\",
+    "printf 'one\\ntwo\\n' | sed -e '1i\\header' -e '$a\\  footer' -e '/two/c\\TWO'",
+  ],
+  ["ls several files", "touch b a c; ls c a b; ls a nosuch 2>/dev/null; echo rc=$?"],
+  ["EXIT trap sees the exit status", "trap 'echo \"exiting with $?\"' EXIT; exit 4"],
+  ["syntax error: the commands before it run", "echo before\nif then\necho after"],
+  [
+    "syntax error inside a compound command",
+    "echo one\nfor i in 1 2; do\n  echo $i\n  if then\ndone\necho after",
+  ],
+  ["syntax error on the first line", "echo before; if then; echo after"],
+  ["unterminated if at the end", "echo start\nif true; then\n  echo inside"],
+];
+
+let runtime: Runtime;
+let sb: Sandbox;
+beforeAll(async () => {
+  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
+  sb = await Sandbox.create({ runtime });
+});
+afterAll(async () => {
+  await sb?.close();
+  await runtime?.close();
+});
+
+/**
+ * The script as a file outside the working directory: polybox runs code as bash runs a script
+ * file, which differs from `bash -c` in places (an unbound variable exits 1, not 127).
+ */
+function scriptFile(script: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-script-"));
+  const file = path.join(dir, "script.sh");
+  writeFileSync(file, `${script}\n`);
+  scripts.push(dir);
+  return file;
+}
+const scripts: string[] = [];
+afterAll(() => {
+  for (const dir of scripts) rmSync(dir, { recursive: true, force: true });
+});
+
+function realBash(script: string): { stdout: string; exitCode: number } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-fidelity-"));
+  try {
+    const r = spawnSync("/bin/bash", [scriptFile(script)], {
+      cwd: dir,
+      encoding: "utf8",
+      input: "",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8", TZ: "UTC" },
+    });
+    return { stdout: r.stdout, exitCode: r.status ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function compare(script: string): Promise<void> {
+  const expected = realBash(script);
+  // Each case starts from an empty directory, as the real one does. The cd has its own run so
+  // that the script's line numbers are its own.
+  await sb.run("bash", `cd "$(mktemp -d)"`);
+  const r = await sb.run("bash", script, { env: { TZ: "UTC", LANG: "C.UTF-8" } });
+  expect({ stdout: r.stdout, exitCode: r.exitCode }).toEqual(expected);
+}
+
+describe("patches to just-bash give bash's behaviour", () => {
+  it.each(PATCHES)("%s", async (_label, script) => compare(script));
+});
+
+describe.runIf(has("bc") && has("zip") && has("unzip") && has("iconv"))(
+  "commands polybox adds match GNU's",
+  () => {
+    it.each(COMMANDS)("%s", async (_label, script) => compare(script));
+  },
+);
+
+describe("what cannot be real says so", () => {
+  it("mkfifo fails with a reason instead of 'command not found'", async () => {
+    const r = await sb.run("bash", "mkfifo /tmp/p; echo rc=$?");
+    expect(r.stdout).toBe("rc=1\n");
+    expect(r.stderr).toMatch(/named pipes are not supported/);
+  });
+
+  it("a syntax error is reported with bash's status after the lines before it ran", async () => {
+    const r = await sb.run("bash", "echo ran\nfi\necho not");
+    expect(r.stdout).toBe("ran\n");
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^bash: line 2: .*syntax error/m);
+  });
+});
