@@ -27,6 +27,7 @@ import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
 import { FsError, MemFs } from "./memfs.js";
+import { polyfillSource } from "./polyfills.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";
 
@@ -436,6 +437,7 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     return undefined;
   });
   fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("polyfill", (name) => ctx.newString(polyfillSource(ctx.getString(name!))));
   fn("net", (metaHandle, bodyHandle) => {
     const meta = JSON.parse(ctx.getString(metaHandle!)) as Omit<NetRequest, "body">;
     const body =

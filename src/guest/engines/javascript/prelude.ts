@@ -28,13 +28,85 @@ export const PRELUDE_SOURCE = String.raw`
   });
   const format = (args) => nodeUtil.format(...args) + "\n";
 
+
+  // console.table as Node prints it: lib/internal/console/constructor.js and lib/internal/cli_table.js.
+  const widthOf = (s) => { let w = 0; for (const c of String(s).normalize("NFC")) { const n = c.codePointAt(0); if (/\p{M}/u.test(c) || n === 0x200b) continue; w += (n >= 0x1100 && (n <= 0x115f || (n >= 0x2e80 && n <= 0xa4cf) || (n >= 0xac00 && n <= 0xd7a3) || (n >= 0xf900 && n <= 0xfaff) || (n >= 0xfe30 && n <= 0xfe4f) || (n >= 0xff00 && n <= 0xff60) || (n >= 0xffe0 && n <= 0xffe6) || (n >= 0x1f300 && n <= 0x1f64f) || (n >= 0x1f900 && n <= 0x1f9ff) || (n >= 0x20000 && n <= 0x3fffd))) ? 2 : 1; } return w; };
+  const renderRow = (row, widths) => {
+    let out = "│ ";
+    for (let i = 0; i < row.length; i++) {
+      const needed = (widths[i] - widthOf(row[i])) / 2;
+      out += " ".repeat(needed) + row[i] + " ".repeat(Math.ceil(needed));
+      if (i !== row.length - 1) out += " │ ";
+    }
+    return out + " │";
+  };
+  const renderTable = (head, columns) => {
+    const rows = [];
+    const widths = head.map((h) => widthOf(h));
+    const longest = Math.max(...columns.map((a) => a.length));
+    for (let i = 0; i < head.length; i++) {
+      const column = columns[i];
+      for (let j = 0; j < longest; j++) {
+        if (rows[j] === undefined) rows[j] = [];
+        const value = (rows[j][i] = Object.prototype.hasOwnProperty.call(column, j) ? column[j] : "");
+        widths[i] = Math.max(widths[i] || 0, widthOf(value));
+      }
+    }
+    const divider = widths.map((w) => "─".repeat(w + 2));
+    let result = "┌" + divider.join("┬") + "┐\n" + renderRow(head, widths) + "\n├" + divider.join("┼") + "┤\n";
+    for (const row of rows) result += renderRow(row, widths) + "\n";
+    return result + "└" + divider.join("┴") + "┘";
+  };
+  const tableOf = (data, properties) => {
+    if (properties !== undefined && !Array.isArray(properties)) {
+      const e = new TypeError('The "properties" argument must be an instance of Array.' + " Received " + nodeUtil.inspect(properties));
+      e.code = "ERR_INVALID_ARG_TYPE";
+      throw e;
+    }
+    if (data === null || typeof data !== "object") return nodeUtil.format(data);
+    const cell = (v) => nodeUtil.inspect(v, { depth: v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 2 ? -1 : 0, maxArrayLength: 3, breakLength: Infinity });
+    const indexes = (n) => Array.from({ length: n }, (_, i) => cell(i));
+    if (data instanceof Map) {
+      const keys = [], values = [];
+      for (const [k, v] of data) { keys.push(cell(k)); values.push(cell(v)); }
+      return renderTable(["(iteration index)", "Key", "Values"], [indexes(keys.length), keys, values]);
+    }
+    if (data instanceof Set) {
+      const values = [...data].map(cell);
+      return renderTable(["(iteration index)", "Values"], [indexes(values.length), values]);
+    }
+    const map = Object.create(null);
+    let hasPrimitives = false;
+    const valuesColumn = [];
+    const indexColumn = Object.keys(data);
+    for (let i = 0; i < indexColumn.length; i++) {
+      const item = data[indexColumn[i]];
+      const primitive = item === null || (typeof item !== "function" && typeof item !== "object");
+      if (properties === undefined && primitive) {
+        hasPrimitives = true;
+        valuesColumn[i] = cell(item);
+      } else {
+        for (const key of properties || Object.keys(item)) {
+          map[key] ??= [];
+          map[key][i] = (primitive && properties) || !Object.prototype.hasOwnProperty.call(item, key) ? "" : cell(item[key]);
+        }
+      }
+    }
+    const head = Object.keys(map);
+    const columns = Object.values(map);
+    if (hasPrimitives) { head.push("Values"); columns.push(valuesColumn); }
+    head.unshift("(index)");
+    columns.unshift(indexColumn);
+    return renderTable(head, columns);
+  };
+
   const console = {
     log: (...a) => host.out("stdout", format(a)),
     info: (...a) => host.out("stdout", format(a)),
     debug: (...a) => host.out("stdout", format(a)),
     error: (...a) => host.out("stderr", format(a)),
     warn: (...a) => host.out("stderr", format(a)),
-    table: (v) => host.out("stdout", format([v])),
+    table: (data, properties) => host.out("stdout", tableOf(data, properties) + "\n"),
     dir: (v, options) => host.out("stdout", nodeUtil.inspect(v, options) + "\n"),
   };
 
@@ -310,6 +382,105 @@ export const PRELUDE_SOURCE = String.raw`
       return Promise.reject(error);
     }
   };
+
+
+  // Globals QuickJS lacks, from maintained polyfills (polyfills.ts), evaluated the first time
+  // guest code reads one: a context that never touches Intl never pays for it.
+  const evalGlobal = (0, eval);
+  const bundles = {};
+  const loadBundle = (name) => {
+    if (!(name in bundles)) bundles[name] = evalGlobal(host.polyfill(name));
+    return bundles[name];
+  };
+  const hidden = (value) => ({ value, writable: true, configurable: true, enumerable: false });
+  const lazyGlobals = (names, load) => {
+    for (const name of names) {
+      Object.defineProperty(globalThis, name, {
+        configurable: true,
+        enumerable: false,
+        get() { load(); return globalThis[name]; },
+        set(value) { load(); Object.defineProperty(globalThis, name, hidden(value)); },
+      });
+    }
+  };
+  const WEB = ["URL", "URLSearchParams", "structuredClone"];
+  const loadWeb = () => {
+    if ("web" in bundles) return;
+    for (const name of WEB) delete globalThis[name];
+    loadBundle("web");
+  };
+  lazyGlobals(WEB, loadWeb);
+  const Collator = () => loadBundle("collator");
+  const loadIntl = () => {
+    if ("intl" in bundles) return;
+    delete globalThis.Intl;
+    loadBundle("intl");
+    Object.defineProperty(Intl, "Collator", hidden(Collator()));
+  };
+  lazyGlobals(["Intl"], loadIntl);
+  const onFirstUse = (proto, name, load) => {
+    const first = { [name](...args) { load(); return proto[name].apply(this, args); } }[name];
+    Object.defineProperty(proto, name, hidden(first));
+  };
+  for (const name of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) onFirstUse(Date.prototype, name, loadIntl);
+  onFirstUse(Number.prototype, "toLocaleString", loadIntl);
+  Object.defineProperty(String.prototype, "localeCompare", hidden({
+    localeCompare(that, locales, options) {
+      if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
+      const C = Collator();
+      return new C(locales, options).compare(String(this), String(that));
+    },
+  }.localeCompare));
+
+  // Unhandled promise rejections end the run as Node ends it: the reason on stderr, exit 1. A
+  // promise made by Promise (new, resolve, reject, then, all...) is watched; one an async
+  // function returns is QuickJS's own and is not (quickjs-emscripten has no rejection tracker).
+  const NativePromise = Promise;
+  const handled = new WeakSet();
+  const unhandled = new Map();
+  let checking = false;
+  const checkRejections = () => {
+    checking = false;
+    for (const reason of unhandled.values()) {
+      unhandled.clear();
+      const text = reason instanceof Error
+        ? inspect(reason)
+        : "[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"" + inspect(reason) + "\".] {\n  code: 'ERR_UNHANDLED_REJECTION'\n}";
+      host.out("stderr", "Uncaught " + text + "\n");
+      exitSignal.code = 1;
+      throw exitSignal;
+    }
+  };
+  const noteRejection = (promise, reason) => {
+    if (handled.has(promise)) return;
+    unhandled.set(promise, reason);
+    if (!checking) { checking = true; setTimeout(checkRejections, 0); }
+  };
+  const WatchedPromise = class Promise extends NativePromise {
+    constructor(executor) {
+      if (typeof executor !== "function") { super(executor); return; }
+      let self = null, settled = false, early = false, earlyReason;
+      super((resolve, reject) => executor(
+        (value) => { settled = true; resolve(value); },
+        (reason) => {
+          if (!settled) {
+            settled = true;
+            if (self) noteRejection(self, reason); else { early = true; earlyReason = reason; }
+          }
+          reject(reason);
+        },
+      ));
+      self = this;
+      if (early) noteRejection(this, earlyReason);
+    }
+    then(onFulfilled, onRejected) {
+      handled.add(this);
+      unhandled.delete(this);
+      return super.then(onFulfilled, onRejected);
+    }
+    static [Symbol.hasInstance](value) { return value instanceof NativePromise; }
+  };
+  Object.defineProperty(globalThis, "Promise", hidden(WatchedPromise));
 
   Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
   return {
