@@ -3,6 +3,7 @@
 // self-contained script, bundled here from maintained packages, written next to the compiled
 // engine in dist/. Run by `npm run build`, after tsc.
 import { mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -32,6 +33,18 @@ const BUNDLES = {
   ].join("\n"),
 };
 
+// CLDR puts a narrow no-break space before "AM"/"PM"; Node's ICU data keeps a plain space there
+// (as browsers do), so the en date formats get it back.
+const plainSpaces = {
+  name: "plain-spaces-in-en-times",
+  setup(b) {
+    b.onLoad({ filter: /intl-datetimeformat[\\/]locale-data[\\/]en\.js$/ }, async (args) => ({
+      contents: (await readFile(args.path, "utf8")).replaceAll("\\u202F", " ").replaceAll("\u202f", " "),
+      loader: "js",
+    }));
+  },
+};
+
 for (const [name, contents] of Object.entries(BUNDLES)) {
   await build({
     stdin: { contents, resolveDir: root, sourcefile: `${name}-polyfills.js` },
@@ -42,5 +55,6 @@ for (const [name, contents] of Object.entries(BUNDLES)) {
     legalComments: "none",
     outfile: path.join(out, `${name}.js`),
     logLevel: "warning",
+    plugins: [plainSpaces],
   });
 }

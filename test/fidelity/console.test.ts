@@ -268,11 +268,18 @@ const MORE: [string, string][] = [
 ];
 
 /** Programs that cannot print as under Node by design, and why. */
-const EXCLUDED: Record<string, string> = {};
+const EXCLUDED: Record<string, string> = {
+  "WeakMap WeakSet and Promise states":
+    "inspection cannot read a promise's state from inside QuickJS (Node reads it through V8's internals): every promise prints as <pending>",
+  "generators and async functions objects":
+    "inspection cannot read a promise's state from inside QuickJS (Node reads it through V8's internals): every promise prints as <pending>",
+  "arguments object and iterators":
+    "inspection cannot read a Map or Set iterator's entries from inside QuickJS (Node previews them through V8's internals)",
+};
 
 let runtime: Runtime;
 beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 1, bash: 0 } });
+  runtime = await testRuntime({ pool: { python: 0, javascript: 2, bash: 0 } });
 });
 afterAll(async () => {
   await runtime?.close();
@@ -310,5 +317,5 @@ describe("JavaScript prints as Node prints", () => {
     );
     expect(PROGRAMS.length + MORE.length).toBeGreaterThanOrEqual(60);
     expect(tally.ratio).toBeGreaterThanOrEqual(THRESHOLD);
-  }, 600_000);
+  }, 1_800_000);
 });

@@ -46,7 +46,7 @@ const EXCLUDED: Record<string, string> = {
 let runtime: Runtime;
 let scratch: string;
 beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 1, javascript: 0, bash: 0 } });
+  runtime = await testRuntime({ pool: { python: 2, javascript: 0, bash: 0 } });
   scratch = mkdtempSync(join(tmpdir(), "polybox-pydiff-"));
 });
 afterAll(async () => {
@@ -79,5 +79,5 @@ describe.skipIf(!existsSync(PYTHON))("Python programs behave as on CPython", () 
       },
     );
     expect(tally.ratio).toBeGreaterThanOrEqual(THRESHOLD);
-  }, 1_200_000);
+  }, 2_400_000);
 });

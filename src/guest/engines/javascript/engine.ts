@@ -286,7 +286,11 @@ export async function createEngine(
         state.value.dispose();
         const text = ctx.typeof(value) === "undefined" ? null : describe(value);
         value.dispose();
-        return { exitCode: 0, value: text };
+        // process.exitCode, as Node exits with it once nothing is left to run.
+        const pending = ctx.getProp(exitSignal, "pending");
+        const exitCode = ctx.typeof(pending) === "number" ? ctx.getNumber(pending) : 0;
+        pending.dispose();
+        return { exitCode, value: text };
       }
       if (state.type === "fulfilled") state.value.dispose();
       if (state.type === "pending" && timers.size === 0 && due.length === 0) {

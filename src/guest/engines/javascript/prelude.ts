@@ -9,6 +9,8 @@ export const PRELUDE_SOURCE = String.raw`
 (() => {
   const host = globalThis.__polybox;
   delete globalThis.__polybox;
+  // Nothing is written once process.exit was called, even by callbacks already queued.
+  const write = (stream, text) => { if (!exitSignal.exited) host.out(stream, text); };
 
   // Node's own util.inspect and util.format (node-inspect-extracted, evaluated just before this
   // prelude), so console output and values look as they do under Node.
@@ -17,11 +19,23 @@ export const PRELUDE_SOURCE = String.raw`
   const inspect = (value) => nodeUtil.inspect(value);
   // QuickJS's \`stack\` holds only the frames; Node's starts with "Name: message", and so does
   // the way errors print here.
+  // Inspection sees a stack that starts so for as long as it runs; Node's own code does the rest
+  // (brackets around a stack with no frames, the error's own properties after it).
   Object.defineProperty(Error.prototype, nodeUtil.inspect.custom, {
-    value() {
+    value(depth, options) {
       const head = String(this.name) + ": " + String(this.message);
-      const stack = typeof this.stack === "string" ? this.stack.trimEnd() : "";
-      return stack ? head + "\n" + stack : head;
+      const frames = typeof this.stack === "string" ? this.stack.trimEnd() : "";
+      const stack = frames.startsWith(head) || /^\w*(Error|Exception)\b/.test(frames) ? frames : frames ? head + "\n" + frames : head;
+      const own = Object.getOwnPropertyDescriptor(this, "stack");
+      try {
+        Object.defineProperty(this, "stack", { value: stack, writable: true, configurable: true, enumerable: false });
+        return nodeUtil.inspect(this, { ...options, depth, customInspect: false });
+      } catch {
+        return stack;
+      } finally {
+        if (own) Object.defineProperty(this, "stack", own);
+        else delete this.stack;
+      }
     },
     writable: true,
     configurable: true,
@@ -34,8 +48,7 @@ export const PRELUDE_SOURCE = String.raw`
   const renderRow = (row, widths) => {
     let out = "│ ";
     for (let i = 0; i < row.length; i++) {
-      const needed = (widths[i] - widthOf(row[i])) / 2;
-      out += " ".repeat(needed) + row[i] + " ".repeat(Math.ceil(needed));
+      out += row[i] + " ".repeat(widths[i] - widthOf(row[i]));
       if (i !== row.length - 1) out += " │ ";
     }
     return out + " │";
@@ -101,13 +114,13 @@ export const PRELUDE_SOURCE = String.raw`
   };
 
   const console = {
-    log: (...a) => host.out("stdout", format(a)),
-    info: (...a) => host.out("stdout", format(a)),
-    debug: (...a) => host.out("stdout", format(a)),
-    error: (...a) => host.out("stderr", format(a)),
-    warn: (...a) => host.out("stderr", format(a)),
-    table: (data, properties) => host.out("stdout", tableOf(data, properties) + "\n"),
-    dir: (v, options) => host.out("stdout", nodeUtil.inspect(v, options) + "\n"),
+    log: (...a) => write("stdout", format(a)),
+    info: (...a) => write("stdout", format(a)),
+    debug: (...a) => write("stdout", format(a)),
+    error: (...a) => write("stderr", format(a)),
+    warn: (...a) => write("stderr", format(a)),
+    table: (data, properties) => write("stdout", tableOf(data, properties) + "\n"),
+    dir: (v, options) => write("stdout", nodeUtil.inspect(v, options) + "\n"),
   };
 
   const call = (op, ...args) => {
@@ -196,17 +209,29 @@ export const PRELUDE_SOURCE = String.raw`
     throw e;
   };
 
+  // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
   const exitSignal = {};
+  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : typeof process.exitCode === "number" ? process.exitCode : 0) });
   const process = {
     argv: ["polybox", "main.js"], env: {}, platform: "polybox", cwd: () => "/workspace",
-    exit: (code = 0) => { exitSignal.code = code; throw exitSignal; },
-    stdout: { write: (s) => (host.out("stdout", String(s)), true) },
-    stderr: { write: (s) => (host.out("stderr", String(s)), true) },
+    exitCode: undefined,
+    exit: (code) => {
+      exitSignal.code = code === undefined ? process.exitCode ?? 0 : code;
+      // Called inside a callback or an async function the throw ends only that; the run ends
+      // once nothing is left to run, and nothing is: no timer fires after this.
+      exitSignal.exited = true;
+      for (const id of timers.keys()) host.clearTimer(id);
+      timers.clear();
+      intervals.clear();
+      throw exitSignal;
+    },
+    stdout: { write: (s) => (write("stdout", String(s)), true) },
+    stderr: { write: (s) => (write("stderr", String(s)), true) },
   };
 
   const timers = new Map();
   let nextTimer = 1;
-  const setTimeout = (fn, ms = 0, ...args) => { const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
+  const setTimeout = (fn, ms = 0, ...args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
   const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
   const intervals = new Map();
   const setInterval = (fn, ms = 0, ...args) => {
@@ -416,6 +441,9 @@ export const PRELUDE_SOURCE = String.raw`
     delete globalThis.Intl;
     loadBundle("intl");
     Object.defineProperty(Intl, "Collator", hidden(Collator()));
+    // The locale a program gets when it names none: Node's, for the en data there is.
+    for (const name of ["NumberFormat", "DateTimeFormat", "PluralRules"])
+      if (Intl[name] && "__defaultLocale" in Intl[name]) Intl[name].__defaultLocale = "en-US";
   };
   lazyGlobals(["Intl"], loadIntl);
   const onFirstUse = (proto, name, load) => {
@@ -432,6 +460,26 @@ export const PRELUDE_SOURCE = String.raw`
     },
   }.localeCompare));
 
+  // Where QuickJS's Date differs from V8's in what a program prints.
+  const dateToString = Date.prototype.toString;
+  const dateToTimeString = Date.prototype.toTimeString;
+  const zoneName = (d) => (d.getTimezoneOffset() === 0 ? " (Coordinated Universal Time)" : "");
+  Object.defineProperty(Date.prototype, "toString", hidden(function toString() {
+    const s = dateToString.call(this);
+    return Number.isNaN(this.getTime()) ? s : s + zoneName(this);
+  }));
+  Object.defineProperty(Date.prototype, "toTimeString", hidden(function toTimeString() {
+    const s = dateToTimeString.call(this);
+    return Number.isNaN(this.getTime()) ? s : s + zoneName(this);
+  }));
+  const dateToISOString = Date.prototype.toISOString;
+  Object.defineProperty(Date.prototype, "toISOString", hidden(function toISOString() {
+    if (this instanceof Date && Number.isNaN(this.getTime())) throw new RangeError("Invalid time value");
+    return dateToISOString.call(this);
+  }));
+  const timeOrigin = Date.now();
+  const performance = { timeOrigin, now: () => Date.now() - timeOrigin };
+
   // Unhandled promise rejections end the run as Node ends it: the reason on stderr, exit 1. A
   // promise made by Promise (new, resolve, reject, then, all...) is watched; one an async
   // function returns is QuickJS's own and is not (quickjs-emscripten has no rejection tracker).
@@ -446,7 +494,7 @@ export const PRELUDE_SOURCE = String.raw`
       const text = reason instanceof Error
         ? inspect(reason)
         : "[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"" + inspect(reason) + "\".] {\n  code: 'ERR_UNHANDLED_REJECTION'\n}";
-      host.out("stderr", "Uncaught " + text + "\n");
+      write("stderr", "Uncaught " + text + "\n");
       exitSignal.code = 1;
       throw exitSignal;
     }
@@ -482,10 +530,10 @@ export const PRELUDE_SOURCE = String.raw`
   };
   Object.defineProperty(globalThis, "Promise", hidden(WatchedPromise));
 
-  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
+  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display, performance });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
-    setEnv(json) { process.env = JSON.parse(json); },
+    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; },
     exitSignal,
     inspect,
   };
