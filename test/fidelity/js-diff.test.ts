@@ -746,6 +746,7 @@ const EXCLUDED: Record<string, string> = {
     "Object.groupBy is in QuickJS and in Node 21+, not in Node 20: the expected output depends on the Node version",
   "BigInt mixing errors": "engine error messages are QuickJS's wording, not V8's",
   "hoisting and TDZ": "engine error messages are QuickJS's wording, not V8's",
+  "throws: uncaught TypeError from code": "engine error messages are QuickJS's wording, not V8's",
   "stack overflow is RangeError":
     "QuickJS reports stack exhaustion as InternalError: stack overflow, V8 as RangeError",
   "throws: unhandled rejection of async function":
