@@ -775,6 +775,24 @@ afterAll(async () => {
 });
 
 describe("JavaScript behaves as under Node", () => {
+  it("evaluates a polyfill only when a program first reads one of its globals", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const lazy = (name: string) =>
+      `typeof Object.getOwnPropertyDescriptor(globalThis, "${name}").get`;
+    const before = await sb.run("javascript", `[${lazy("Intl")}, ${lazy("URL")}]`);
+    expect(before.value).toBe("[ 'function', 'function' ]");
+    const used = await sb.run(
+      "javascript",
+      "new URL('https://a.example/p?q=1').searchParams.get('q')",
+    );
+    expect(used.value).toBe("'1'");
+    const after = await sb.run(
+      "javascript",
+      `[${lazy("Intl")}, ${lazy("URL")}, ${lazy("structuredClone")}]`,
+    );
+    expect(after.value).toBe("[ 'function', 'undefined', 'undefined' ]");
+  });
+
   it(`at least ${THRESHOLD * 100}% of ${CASES.length} programs print the same and exit the same`, async () => {
     expect(CASES.length).toBeGreaterThanOrEqual(120);
     const tally = await differential(
