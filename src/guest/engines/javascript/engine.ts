@@ -34,6 +34,7 @@ import {
   findRandomState,
 } from "./boot-image.js";
 import { FsError, MemFs } from "./memfs.js";
+import { polyfillSource } from "./polyfills.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
 import { loadTypeStripper } from "./typescript.js";
 
@@ -381,7 +382,11 @@ export async function createEngine(
         state.value.dispose();
         const text = ctx.typeof(value) === "undefined" ? null : describe(value);
         value.dispose();
-        return { exitCode: 0, value: text };
+        // process.exitCode, as Node exits with it once nothing is left to run.
+        const pending = ctx.getProp(exitSignal, "pending");
+        const exitCode = ctx.typeof(pending) === "number" ? ctx.getNumber(pending) : 0;
+        pending.dispose();
+        return { exitCode, value: text };
       }
       if (state.type === "fulfilled") state.value.dispose();
       if (state.type === "pending" && timers.size === 0 && due.length === 0) {
@@ -555,6 +560,7 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     return undefined;
   });
   fn("stdin", () => ctx.newString(hooks.stdin()));
+  fn("polyfill", (name) => ctx.newString(polyfillSource(ctx.getString(name!))));
   fn("net", (metaHandle, bodyHandle) => {
     const meta = JSON.parse(ctx.getString(metaHandle!)) as Omit<NetRequest, "body">;
     const body =

@@ -9,6 +9,8 @@ export const PRELUDE_SOURCE = String.raw`
 (() => {
   const host = globalThis.__polybox;
   delete globalThis.__polybox;
+  // Nothing is written once process.exit was called, even by callbacks already queued.
+  const write = (stream, text) => { if (!exitSignal.exited) host.out(stream, text); };
 
   // Node's own util.inspect and util.format (node-inspect-extracted, evaluated just before this
   // prelude), so console output and values look as they do under Node.
@@ -17,25 +19,108 @@ export const PRELUDE_SOURCE = String.raw`
   const inspect = (value) => nodeUtil.inspect(value);
   // QuickJS's \`stack\` holds only the frames; Node's starts with "Name: message", and so does
   // the way errors print here.
+  // Inspection sees a stack that starts so for as long as it runs; Node's own code does the rest
+  // (brackets around a stack with no frames, the error's own properties after it).
   Object.defineProperty(Error.prototype, nodeUtil.inspect.custom, {
-    value() {
+    value(depth, options) {
       const head = String(this.name) + ": " + String(this.message);
-      const stack = typeof this.stack === "string" ? this.stack.trimEnd() : "";
-      return stack ? head + "\n" + stack : head;
+      const frames = typeof this.stack === "string" ? this.stack.trimEnd() : "";
+      const stack = frames.startsWith(head) || /^\w*(Error|Exception)\b/.test(frames) ? frames : frames ? head + "\n" + frames : head;
+      const own = Object.getOwnPropertyDescriptor(this, "stack");
+      try {
+        Object.defineProperty(this, "stack", { value: stack, writable: true, configurable: true, enumerable: false });
+        return nodeUtil.inspect(this, { ...options, depth, customInspect: false });
+      } catch {
+        return stack;
+      } finally {
+        if (own) Object.defineProperty(this, "stack", own);
+        else delete this.stack;
+      }
     },
     writable: true,
     configurable: true,
   });
   const format = (args) => nodeUtil.format(...args) + "\n";
 
+
+  // console.table as Node prints it: lib/internal/console/constructor.js and lib/internal/cli_table.js.
+  const widthOf = (s) => { let w = 0; for (const c of String(s).normalize("NFC")) { const n = c.codePointAt(0); if (/\p{M}/u.test(c) || n === 0x200b) continue; w += (n >= 0x1100 && (n <= 0x115f || (n >= 0x2e80 && n <= 0xa4cf) || (n >= 0xac00 && n <= 0xd7a3) || (n >= 0xf900 && n <= 0xfaff) || (n >= 0xfe30 && n <= 0xfe4f) || (n >= 0xff00 && n <= 0xff60) || (n >= 0xffe0 && n <= 0xffe6) || (n >= 0x1f300 && n <= 0x1f64f) || (n >= 0x1f900 && n <= 0x1f9ff) || (n >= 0x20000 && n <= 0x3fffd))) ? 2 : 1; } return w; };
+  const renderRow = (row, widths) => {
+    let out = "│ ";
+    for (let i = 0; i < row.length; i++) {
+      out += row[i] + " ".repeat(widths[i] - widthOf(row[i]));
+      if (i !== row.length - 1) out += " │ ";
+    }
+    return out + " │";
+  };
+  const renderTable = (head, columns) => {
+    const rows = [];
+    const widths = head.map((h) => widthOf(h));
+    const longest = Math.max(...columns.map((a) => a.length));
+    for (let i = 0; i < head.length; i++) {
+      const column = columns[i];
+      for (let j = 0; j < longest; j++) {
+        if (rows[j] === undefined) rows[j] = [];
+        const value = (rows[j][i] = Object.prototype.hasOwnProperty.call(column, j) ? column[j] : "");
+        widths[i] = Math.max(widths[i] || 0, widthOf(value));
+      }
+    }
+    const divider = widths.map((w) => "─".repeat(w + 2));
+    let result = "┌" + divider.join("┬") + "┐\n" + renderRow(head, widths) + "\n├" + divider.join("┼") + "┤\n";
+    for (const row of rows) result += renderRow(row, widths) + "\n";
+    return result + "└" + divider.join("┴") + "┘";
+  };
+  const tableOf = (data, properties) => {
+    if (properties !== undefined && !Array.isArray(properties)) {
+      const e = new TypeError('The "properties" argument must be an instance of Array.' + " Received " + nodeUtil.inspect(properties));
+      e.code = "ERR_INVALID_ARG_TYPE";
+      throw e;
+    }
+    if (data === null || typeof data !== "object") return nodeUtil.format(data);
+    const cell = (v) => nodeUtil.inspect(v, { depth: v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 2 ? -1 : 0, maxArrayLength: 3, breakLength: Infinity });
+    const indexes = (n) => Array.from({ length: n }, (_, i) => cell(i));
+    if (data instanceof Map) {
+      const keys = [], values = [];
+      for (const [k, v] of data) { keys.push(cell(k)); values.push(cell(v)); }
+      return renderTable(["(iteration index)", "Key", "Values"], [indexes(keys.length), keys, values]);
+    }
+    if (data instanceof Set) {
+      const values = [...data].map(cell);
+      return renderTable(["(iteration index)", "Values"], [indexes(values.length), values]);
+    }
+    const map = Object.create(null);
+    let hasPrimitives = false;
+    const valuesColumn = [];
+    const indexColumn = Object.keys(data);
+    for (let i = 0; i < indexColumn.length; i++) {
+      const item = data[indexColumn[i]];
+      const primitive = item === null || (typeof item !== "function" && typeof item !== "object");
+      if (properties === undefined && primitive) {
+        hasPrimitives = true;
+        valuesColumn[i] = cell(item);
+      } else {
+        for (const key of properties || Object.keys(item)) {
+          map[key] ??= [];
+          map[key][i] = (primitive && properties) || !Object.prototype.hasOwnProperty.call(item, key) ? "" : cell(item[key]);
+        }
+      }
+    }
+    const head = Object.keys(map);
+    const columns = Object.values(map);
+    if (hasPrimitives) { head.push("Values"); columns.push(valuesColumn); }
+    head.unshift("(index)");
+    columns.unshift(indexColumn);
+    return renderTable(head, columns);
+  };
+
   const console = {
-    log: (...a) => host.out("stdout", format(a)),
-    info: (...a) => host.out("stdout", format(a)),
-    debug: (...a) => host.out("stdout", format(a)),
-    error: (...a) => host.out("stderr", format(a)),
-    warn: (...a) => host.out("stderr", format(a)),
-    table: (v) => host.out("stdout", format([v])),
-    dir: (v, options) => host.out("stdout", nodeUtil.inspect(v, options) + "\n"),
+    log: (...a) => write("stdout", format(a)),
+    info: (...a) => write("stdout", format(a)),
+    debug: (...a) => write("stdout", format(a)),
+    error: (...a) => write("stderr", format(a)),
+    warn: (...a) => write("stderr", format(a)),
+    table: (data, properties) => write("stdout", tableOf(data, properties) + "\n"),
+    dir: (v, options) => write("stdout", nodeUtil.inspect(v, options) + "\n"),
   };
 
   const call = (op, ...args) => {
@@ -124,17 +209,29 @@ export const PRELUDE_SOURCE = String.raw`
     throw e;
   };
 
+  // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
   const exitSignal = {};
+  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : typeof process.exitCode === "number" ? process.exitCode : 0) });
   const process = {
     argv: ["polybox", "main.js"], env: {}, platform: "polybox", cwd: () => "/workspace",
-    exit: (code = 0) => { exitSignal.code = code; throw exitSignal; },
-    stdout: { write: (s) => (host.out("stdout", String(s)), true) },
-    stderr: { write: (s) => (host.out("stderr", String(s)), true) },
+    exitCode: undefined,
+    exit: (code) => {
+      exitSignal.code = code === undefined ? process.exitCode ?? 0 : code;
+      // Called inside a callback or an async function the throw ends only that; the run ends
+      // once nothing is left to run, and nothing is: no timer fires after this.
+      exitSignal.exited = true;
+      for (const id of timers.keys()) host.clearTimer(id);
+      timers.clear();
+      intervals.clear();
+      throw exitSignal;
+    },
+    stdout: { write: (s) => (write("stdout", String(s)), true) },
+    stderr: { write: (s) => (write("stderr", String(s)), true) },
   };
 
   const timers = new Map();
   let nextTimer = 1;
-  const setTimeout = (fn, ms = 0, ...args) => { const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
+  const setTimeout = (fn, ms = 0, ...args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
   const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
   const intervals = new Map();
   const setInterval = (fn, ms = 0, ...args) => {
@@ -311,10 +408,132 @@ export const PRELUDE_SOURCE = String.raw`
     }
   };
 
-  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display });
+
+  // Globals QuickJS lacks, from maintained polyfills (polyfills.ts), evaluated the first time
+  // guest code reads one: a context that never touches Intl never pays for it.
+  const evalGlobal = (0, eval);
+  const bundles = {};
+  const loadBundle = (name) => {
+    if (!(name in bundles)) bundles[name] = evalGlobal(host.polyfill(name));
+    return bundles[name];
+  };
+  const hidden = (value) => ({ value, writable: true, configurable: true, enumerable: false });
+  const lazyGlobals = (names, load) => {
+    for (const name of names) {
+      Object.defineProperty(globalThis, name, {
+        configurable: true,
+        enumerable: false,
+        get() { load(); return globalThis[name]; },
+        set(value) { load(); Object.defineProperty(globalThis, name, hidden(value)); },
+      });
+    }
+  };
+  const WEB = ["URL", "URLSearchParams", "structuredClone"];
+  const loadWeb = () => {
+    if ("web" in bundles) return;
+    for (const name of WEB) delete globalThis[name];
+    loadBundle("web");
+  };
+  lazyGlobals(WEB, loadWeb);
+  const Collator = () => loadBundle("collator");
+  const loadIntl = () => {
+    if ("intl" in bundles) return;
+    delete globalThis.Intl;
+    loadBundle("intl");
+    Object.defineProperty(Intl, "Collator", hidden(Collator()));
+    // The locale a program gets when it names none: Node's, for the en data there is.
+    for (const name of ["NumberFormat", "DateTimeFormat", "PluralRules"])
+      if (Intl[name] && "__defaultLocale" in Intl[name]) Intl[name].__defaultLocale = "en-US";
+  };
+  lazyGlobals(["Intl"], loadIntl);
+  const onFirstUse = (proto, name, load) => {
+    const first = { [name](...args) { load(); return proto[name].apply(this, args); } }[name];
+    Object.defineProperty(proto, name, hidden(first));
+  };
+  for (const name of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) onFirstUse(Date.prototype, name, loadIntl);
+  onFirstUse(Number.prototype, "toLocaleString", loadIntl);
+  Object.defineProperty(String.prototype, "localeCompare", hidden({
+    localeCompare(that, locales, options) {
+      if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
+      const C = Collator();
+      return new C(locales, options).compare(String(this), String(that));
+    },
+  }.localeCompare));
+
+  // Where QuickJS's Date differs from V8's in what a program prints.
+  const dateToString = Date.prototype.toString;
+  const dateToTimeString = Date.prototype.toTimeString;
+  const zoneName = (d) => (d.getTimezoneOffset() === 0 ? " (Coordinated Universal Time)" : "");
+  Object.defineProperty(Date.prototype, "toString", hidden(function toString() {
+    const s = dateToString.call(this);
+    return Number.isNaN(this.getTime()) ? s : s + zoneName(this);
+  }));
+  Object.defineProperty(Date.prototype, "toTimeString", hidden(function toTimeString() {
+    const s = dateToTimeString.call(this);
+    return Number.isNaN(this.getTime()) ? s : s + zoneName(this);
+  }));
+  const dateToISOString = Date.prototype.toISOString;
+  Object.defineProperty(Date.prototype, "toISOString", hidden(function toISOString() {
+    if (this instanceof Date && Number.isNaN(this.getTime())) throw new RangeError("Invalid time value");
+    return dateToISOString.call(this);
+  }));
+  const timeOrigin = Date.now();
+  const performance = { timeOrigin, now: () => Date.now() - timeOrigin };
+
+  // Unhandled promise rejections end the run as Node ends it: the reason on stderr, exit 1. A
+  // promise made by Promise (new, resolve, reject, then, all...) is watched; one an async
+  // function returns is QuickJS's own and is not (quickjs-emscripten has no rejection tracker).
+  const NativePromise = Promise;
+  const handled = new WeakSet();
+  const unhandled = new Map();
+  let checking = false;
+  const checkRejections = () => {
+    checking = false;
+    for (const reason of unhandled.values()) {
+      unhandled.clear();
+      const text = reason instanceof Error
+        ? inspect(reason)
+        : "[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason \"" + inspect(reason) + "\".] {\n  code: 'ERR_UNHANDLED_REJECTION'\n}";
+      write("stderr", "Uncaught " + text + "\n");
+      exitSignal.code = 1;
+      throw exitSignal;
+    }
+  };
+  const noteRejection = (promise, reason) => {
+    if (handled.has(promise)) return;
+    unhandled.set(promise, reason);
+    if (!checking) { checking = true; setTimeout(checkRejections, 0); }
+  };
+  const WatchedPromise = class Promise extends NativePromise {
+    constructor(executor) {
+      if (typeof executor !== "function") { super(executor); return; }
+      let self = null, settled = false, early = false, earlyReason;
+      super((resolve, reject) => executor(
+        (value) => { settled = true; resolve(value); },
+        (reason) => {
+          if (!settled) {
+            settled = true;
+            if (self) noteRejection(self, reason); else { early = true; earlyReason = reason; }
+          }
+          reject(reason);
+        },
+      ));
+      self = this;
+      if (early) noteRejection(this, earlyReason);
+    }
+    then(onFulfilled, onRejected) {
+      handled.add(this);
+      unhandled.delete(this);
+      return super.then(onFulfilled, onRejected);
+    }
+    static [Symbol.hasInstance](value) { return value instanceof NativePromise; }
+  };
+  Object.defineProperty(globalThis, "Promise", hidden(WatchedPromise));
+
+  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display, performance });
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
-    setEnv(json) { process.env = JSON.parse(json); },
+    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; },
     exitSignal,
     inspect,
   };

@@ -72,7 +72,7 @@ def _flush_figures():
 
 def _user_traceback(e):
     tb = e.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != "<exec>":
+    while tb is not None and tb.tb_frame.f_code.co_filename not in ("<exec>", "<string>"):
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
@@ -495,6 +495,15 @@ ${PYODIDE_COMPAT}
 ${PYODIDE_NET}
 from pyodide.code import eval_code_async as _eval_code_async
 
+# The user's globals are a real module's, registered as __main__ (as \`python3 -c\` runs code): pickle,
+# copy and multiprocessing-style code find the classes and functions it defines there; and code
+# is compiled as "<string>", the name CPython gives it, which tracebacks print.
+import types as _types
+_main_module = _types.ModuleType("__main__")
+_main_module.__dict__.update(_user_globals)
+_user_globals = _main_module.__dict__
+_sys.modules["__main__"] = _main_module
+
 def _install_wheel(file_name, data, install_dir):
     import importlib, io, sysconfig, zipfile
     target = sysconfig.get_paths()["purelib"] if install_dir == "site" else "/usr/lib"
@@ -527,7 +536,7 @@ async def _polybox_run(code, env_json, sink):
     value = None
     exit_code = 0
     try:
-        value = _value_text(await _eval_code_async(code, _user_globals, filename="<exec>"))
+        value = _value_text(await _eval_code_async(code, _user_globals, filename="<string>"))
     except SystemExit as e:
         exit_code = _system_exit_code(e)
     except BaseException as e:
