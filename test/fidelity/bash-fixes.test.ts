@@ -1,6 +1,6 @@
 // Differential, one assertion per fix: the commands polybox adds or wraps for GNU fidelity
 // (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands}.ts), each patch to just-bash
-// (patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
+// (wasm/patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
 // polybox sandbox and in the real bash (as a script file) in an empty directory; stdout and exit status must be equal.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
 
-/** Each patch in patches/ and the behaviour it gives. */
+/** Each patch in wasm/patches/ and the behaviour it gives. */
 const PATCHES: [string, string][] = [
   ["awk int() truncates toward zero", "awk 'BEGIN {print int(-3.7), int(3.7), int(-0.5)}'"],
   ["awk printf %d truncates toward zero", "awk 'BEGIN {printf \"%d %i %d\\n\", -3.9, 3.9, -0.5}'"],

@@ -105,7 +105,7 @@ describe("layout", () => {
     // quickjs-emscripten's WebAssembly file is found through that package's own require.
     imported.delete("@jitl/quickjs-wasmfile-release-sync");
     const declared = Object.keys(pkg.dependencies);
-    // A tool a consumer's install runs (patch-package applies patches/ at postinstall) is used.
+    // A tool a consumer's install runs (patch-package applies wasm/patches/ at postinstall) is used.
     for (const hook of ["preinstall", "install", "postinstall"])
       for (const name of declared)
         if (pkg.scripts[hook]?.split(/\s+/)[0] === name) imported.add(name);
