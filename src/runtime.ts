@@ -64,7 +64,7 @@ export class Runtime implements SandboxRuntime {
   readonly isolation: Isolation;
   /** L3 for the WASM engine host on Linux: whether it is on, and what it is or why not. */
   readonly osJail: OsJailStatus | undefined;
-  private readonly nativeOptions: { interpreters: NativeInterpreters };
+  private readonly nativeOptions: { interpreters: NativeInterpreters; spares: number };
   private nativeHost: NativeHost | null = null;
   /** Per-run network limits. */
   readonly netLimits: Readonly<NetLimits>;
@@ -156,7 +156,10 @@ export class Runtime implements SandboxRuntime {
             detail: launcher.available ? "turned off (osJail: false)" : launcher.detail,
           }
         : undefined;
-    this.nativeOptions = { interpreters: options.nativeInterpreters ?? {} };
+    this.nativeOptions = {
+      interpreters: options.nativeInterpreters ?? {},
+      spares: Math.max(0, Math.floor(options.nativeSpares ?? 1)),
+    };
     if (this.isolation !== "wasm") checkInterpreters(this.nativeOptions.interpreters);
     this.log = options.log ?? stderrLog;
     this.fleet = new HostFleet(
@@ -265,6 +268,11 @@ export class Runtime implements SandboxRuntime {
       this.log,
       undefined,
       this.permissions.net.length > 0,
+      {
+        count: this.nativeOptions.spares,
+        quotaBytes: this.limits.workspaceQuotaBytes,
+        memoryMb: this.limits.memoryMb,
+      },
     );
     return this.nativeHost;
   }

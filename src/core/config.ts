@@ -91,6 +91,12 @@ export interface RuntimeOptions {
   /** Run the WASM engine host inside the OS jail where there is one (default true). */
   osJail?: boolean;
   nativeInterpreters?: NativeInterpreters;
+  /**
+   * Native jails kept started (agent and interpreters running, no guest code) for the next
+   * native sandboxes of the default workspace quota, each used by one sandbox only and refilled
+   * in the background; they start after the runtime's first native sandbox (default 1, 0: none).
+   */
+  nativeSpares?: number;
   /** Defaults applied to every sandbox and run (DEFAULT_LIMITS when omitted). */
   limits?: Partial<Limits>;
   /** Ceilings a sandbox or run may ask for (DEFAULT_MAX_LIMITS when omitted). */

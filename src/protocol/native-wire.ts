@@ -11,7 +11,12 @@ export type ToAgent =
   /** The answer to a request the agent's proxy relayed for run `id`. */
   | { type: "net-reply"; id: number; req: number; reply: NetReply }
   /** A frame of CONNECT tunnel `tun` of run `id`, from the trusted side. */
-  | { type: "tunnel"; id: number; tun: number; reply: TunnelReply };
+  | { type: "tunnel"; id: number; tun: number; reply: TunnelReply }
+  /**
+   * Start the interpreter for `language` now, as its first run would, so that a jail kept spare
+   * for the next sandbox answers that run at once. No guest code has run in the jail yet.
+   */
+  | { type: "warm"; language: EngineLanguage; memoryMb: number };
 
 /** What the agent sends: its schema (schemas.ts) is what the trusted side checks it against. */
 export type FromAgent = AgentEvent;

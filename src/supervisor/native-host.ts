@@ -195,6 +195,11 @@ class Jail {
     return this.ready;
   }
 
+  /** Starts these interpreters ahead of the first run (a spare jail, before any guest code). */
+  warm(languages: readonly EngineLanguage[], memoryMb: number): void {
+    for (const language of languages) this.send({ type: "warm", language, memoryMb });
+  }
+
   async run(
     language: EngineLanguage,
     request: RunRequest,
@@ -229,11 +234,32 @@ class Jail {
   }
 }
 
+/**
+ * Jails started ahead of time for the next sandboxes of the runtime's default workspace quota,
+ * their interpreters already running: each is handed to one sandbox and never to another, and
+ * refilled in the background once taken. They start only after the runtime's first native
+ * sandbox, so a runtime that never goes native pays nothing for them.
+ */
+export interface NativeSpares {
+  /** How many jails to keep ready (0: none). */
+  count: number;
+  /** The workspace quota they are made for; sandboxes with another quota get a jail of their own. */
+  quotaBytes: number;
+  /** The interpreters' memory limit (the runtime's default `memoryMb`). */
+  memoryMb: number;
+}
+
+/** The interpreters a spare jail starts: every language native mode runs. */
+const SPARE_LANGUAGES: readonly EngineLanguage[] = ["python", "bash", "javascript"];
+
 /** The native engines of one runtime: a jail per sandbox, made on its first run. */
 export class NativeHost {
   private readonly interpreters: Required<NativeInterpreters>;
   private readonly jails = new Map<string, { jail: Jail; generation: number }>();
   private readonly maxJails = maxJails();
+  /** Spare jails, never used; `wanted` once a native sandbox has asked for a jail. */
+  private readonly spare: Jail[] = [];
+  private wanted = false;
   private closed = false;
 
   /** `agentMain`: the agent program the jails run (another one only to test this side). */
@@ -243,6 +269,7 @@ export class NativeHost {
     private readonly agentMain: string = AGENT_MAIN,
     /** Whether guests may have network (a grant exists): the jails then run the agent's proxy. */
     private readonly proxy = false,
+    private readonly spares: NativeSpares = { count: 0, quotaBytes: 0, memoryMb: 0 },
   ) {
     this.interpreters = {
       python: interpreterPath(interpreters.python, "/usr/bin/python3"),
@@ -264,15 +291,17 @@ export class NativeHost {
       const current = this.jails.get(key);
       if (current && !current.jail.dead) return current.jail;
       if (current) generation++;
-      const live = [...this.jails.values()].filter((j) => !j.jail.dead).length;
+      const live = this.liveJails();
       if (!current && live >= this.maxJails) {
         throw new PolyboxError(
           "TOO_MANY_SANDBOXES",
           `at most ${this.maxJails} native sandboxes may be open at once on this machine (each may hold ${PIDS_PER_JAIL} processes, and together they may use half of kernel.pid_max); close one first`,
         );
       }
-      const fresh = new Jail(this.interpreters, quotaBytes, this.log, this.agentMain, this.proxy);
+      const fresh = this.takeSpare(quotaBytes) ?? this.newJail(quotaBytes);
       this.jails.set(key, { jail: fresh, generation });
+      this.wanted = true;
+      setImmediate(() => this.refill());
       return fresh;
     };
     return {
@@ -290,10 +319,46 @@ export class NativeHost {
     };
   }
 
+  private newJail(quotaBytes: number): Jail {
+    return new Jail(this.interpreters, quotaBytes, this.log, this.agentMain, this.proxy);
+  }
+
+  private liveJails(): number {
+    let live = this.spare.filter((jail) => !jail.dead).length;
+    for (const { jail } of this.jails.values()) if (!jail.dead) live++;
+    return live;
+  }
+
+  /** A spare jail made for this quota, if one is alive: it leaves the spares for good. */
+  private takeSpare(quotaBytes: number): Jail | null {
+    if (quotaBytes !== this.spares.quotaBytes) return null;
+    while (this.spare.length > 0) {
+      const jail = this.spare.shift()!;
+      if (!jail.dead) return jail;
+    }
+    return null;
+  }
+
+  /** Starts spare jails up to the count, within the machine's jail budget. */
+  private refill(): void {
+    if (this.closed || !this.wanted) return;
+    for (let i = this.spare.length - 1; i >= 0; i--)
+      if (this.spare[i]!.dead) this.spare.splice(i, 1);
+    while (this.spare.length < this.spares.count && this.liveJails() < this.maxJails) {
+      const jail = this.newJail(this.spares.quotaBytes);
+      this.spare.push(jail);
+      jail
+        .start()
+        .then(() => jail.warm(SPARE_LANGUAGES, this.spares.memoryMb))
+        .catch(() => undefined);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    const all = [...this.jails.values()];
+    const all = [...this.jails.values()].map(({ jail }) => jail).concat(this.spare);
     this.jails.clear();
-    await Promise.all(all.map(({ jail }) => jail.close()));
+    this.spare.length = 0;
+    await Promise.all(all.map((jail) => jail.close()));
   }
 }

@@ -217,8 +217,14 @@ describe.runIf(usable)("native mode", () => {
   it("ends the processes a run leaves behind, and the whole jail when the sandbox closes", async () => {
     const marker = `polybox-stray-${process.pid}-${Date.now()}`;
     const agentMarker = "dist/guest/native-agent/agent.js";
+    // A runtime without spare jails, so that the only jail started from here on is this sandbox's.
+    await using own = await testRuntime({
+      isolation: "auto",
+      pool: { python: 0, javascript: 0, bash: 0 },
+      nativeSpares: 0,
+    });
     const agentsBefore = new Set(hostProcesses(agentMarker));
-    const sb = await Sandbox.create({ runtime, engine: "native" });
+    const sb = await Sandbox.create({ runtime: own, engine: "native" });
     const r = await sb.run(
       "bash",
       `(exec -a ${marker} sleep 300 &) ; setsid sh -c 'exec -a ${marker} sleep 300' & echo started`,

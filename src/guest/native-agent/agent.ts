@@ -134,6 +134,8 @@ const BASE_ENV: Record<string, string> = {
 
 class Interpreter {
   readonly proc: ChildProcess;
+  /** Whether a run has used it: only then does replacing it lose the guest's state. */
+  used = false;
   pending: Pending | null = null;
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   stderrTail = "";
@@ -183,8 +185,10 @@ class Interpreter {
     });
     this.proc.on("exit", (code, signal) => {
       this.exited = { code, signal };
-      // Anything it left holding the output pipes goes too, so the streams can end.
-      killStrays();
+      // Anything it left holding the output pipes goes too, so the streams can end. Not for an
+      // interpreter that was replaced (another memoryMb, or a spare jail's warm one): its process
+      // group is gone already, and the run that replaced it may have children of its own by now.
+      if (interpreters.get(this.kind) === this) killStrays();
       settleExit();
     });
   }
@@ -305,7 +309,7 @@ function interpreterFor(kind: Kind, memoryMb: number): Interpreter {
   if (current && !current.exited && current.memoryMb === memoryMb) return current;
   if (current) {
     current.kill();
-    lost.add(kind);
+    if (current.used) lost.add(kind);
   }
   const fresh = new Interpreter(kind, memoryMb);
   interpreters.set(kind, fresh);
@@ -405,6 +409,7 @@ async function runNow(
   }
 
   const interp = interpreterFor(kind, limits.memoryMb);
+  interp.used = true;
   let stoppedBy: EngineResult["status"] | null = null;
   const stop = (why: EngineResult["status"]) => {
     stoppedBy ??= why;
@@ -562,6 +567,13 @@ readLines(process.stdin, (line) => {
   }
   if (message.type === "tunnel") {
     proxy?.tunnelReply(message.id, message.tun, message.reply);
+    return;
+  }
+  if (message.type === "warm") {
+    const kind = KIND[message.language as keyof typeof KIND];
+    queue = queue.then(() => {
+      if (kind) interpreterFor(kind, message.memoryMb);
+    });
     return;
   }
   if (message.type !== "run") return;

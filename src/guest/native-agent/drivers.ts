@@ -11,6 +11,9 @@ export const PYTHON_DRIVER = String.raw`${PYTHON_COMMON}
 import ast as _ast, asyncio as _asyncio, base64 as _b64, inspect as _inspect, io as _io
 import resource as _resource, zipfile as _zipfile
 
+# This driver itself runs as python3 -c, so its own frames are "<string>": only "<exec>" is the guest's.
+_USER_FILENAMES = ("<exec>",)
+
 def _run_cell(code):
     tree = _ast.parse(code, "<exec>")
     last = None

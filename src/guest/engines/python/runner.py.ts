@@ -70,9 +70,12 @@ def _flush_figures():
         display(buffer.getvalue())
     plt.close("all")
 
+# The file names guest code is compiled under: frames before the first of them are polybox's.
+_USER_FILENAMES = ("<exec>", "<string>")
+
 def _user_traceback(e):
     tb = e.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename not in ("<exec>", "<string>"):
+    while tb is not None and tb.tb_frame.f_code.co_filename not in _USER_FILENAMES:
         tb = tb.tb_next
     return "".join(_traceback.format_exception(type(e), e, tb))
 
