@@ -196,7 +196,7 @@ describe("polybox --help, --version, doctor", () => {
         /Python snapshot ready in \d+ ms: .*polybox-warmup-.*\.snapshot/,
       );
       // A corrupted snapshot is detected by its hash and rebuilt, never trusted.
-      const file = first.stdout.trim().split(": ").pop()!;
+      const file = /Python snapshot ready in \d+ ms: (.*\.snapshot)$/m.exec(first.stdout)![1]!;
       writeFileSync(file, "garbage");
       const second = await polybox(["warmup"], { XDG_CACHE_HOME: cache });
       expect(second.code).toBe(0);

@@ -40,7 +40,7 @@ it("T13 QuickJS process: the guest's process is a fake with no versions, binding
       "JSON.stringify([typeof process.versions, typeof process.binding, typeof process.dlopen, typeof process.pid, typeof process.getBuiltinModule, typeof process.mainModule, process.platform, Object.keys(process).sort()])",
     ),
   ).toBe(
-    `'["undefined","undefined","undefined","undefined","undefined","undefined","polybox",["argv","cwd","env","exit","platform","stderr","stdout"]]'`,
+    `'["undefined","undefined","undefined","undefined","undefined","undefined","polybox",["argv","cwd","env","exit","exitCode","platform","stderr","stdout"]]'`,
   );
 });
 

@@ -108,7 +108,12 @@ describe("layout", () => {
     // A tool a consumer's install runs (patch-package applies wasm/patches/ at postinstall) is used.
     for (const hook of ["preinstall", "install", "postinstall"])
       for (const name of declared)
-        if (pkg.scripts[hook]?.split(/\s+/)[0] === name) imported.add(name);
+        if (
+          pkg.scripts[hook]
+            ?.split(/&&|\|\||;/)
+            .some((command) => command.trim().split(/\s+/)[0] === name)
+        )
+          imported.add(name);
     expect([...imported].filter((name) => !declared.includes(name)).sort()).toEqual([]);
     // @wasmer/sdk waits for its role (an engine for WASIX programs and Wasmer packages).
     expect(declared.filter((name) => !imported.has(name) && name !== "@wasmer/sdk")).toEqual([]);
