@@ -13,11 +13,11 @@
 // machine's own interpreter: only files whose tags it accepts (`nativeTags`), never the lock
 // file's WebAssembly builds, and never a source distribution: nothing is built on this side.
 
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
+import { sha256Hex, storeCacheFile } from "./cache-file.js";
 import { PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
 import {
@@ -71,8 +71,6 @@ const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
 /** A file name that is one plain path segment (index pages are untrusted text). */
 const isPlainFileName = (name: string) =>
   /^[A-Za-z0-9][A-Za-z0-9_.+!-]*$/.test(name) && name.length <= 255;
-
-const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 function readLock(pyodideDir: string): {
   version: string;
@@ -369,14 +367,8 @@ export class PackageResolver {
     const file = path.join(this.cacheDir, locked.sha256);
     if (!existsSync(file)) return null;
     const data = new Uint8Array(await readFile(file));
-    if (sha256(data) !== locked.sha256) return null;
-    return {
-      name: normalizeName(locked.name),
-      version: locked.version,
-      fileName: locked.file_name,
-      data,
-      installDir: installDirOf(locked),
-    };
+    if (sha256Hex(data) !== locked.sha256) return null;
+    return lockedWheel(locked, data);
   }
 
   private async fromLockUrl(base: string, locked: LockPackage): Promise<Wheel | null> {
@@ -387,14 +379,8 @@ export class PackageResolver {
     const data = await this.download(url, locked.name, true);
     if (!data) return null;
     this.checkHash(locked.name, locked.file_name, data, locked.sha256, url);
-    await this.store(path.join(this.cacheDir, locked.sha256), data);
-    return {
-      name: normalizeName(locked.name),
-      version: locked.version,
-      fileName: locked.file_name,
-      data,
-      installDir: installDirOf(locked),
-    };
+    await storeCacheFile(path.join(this.cacheDir, locked.sha256), data);
+    return lockedWheel(locked, data);
   }
 
   /** PEP 503 simple index: `{index}/{name}/` lists wheel links, optionally with `#sha256=`. */
@@ -444,7 +430,7 @@ export class PackageResolver {
     const cachedFile = path.join(this.indexCache, pick.fileName);
     if (expected && existsSync(cachedFile)) {
       const data = new Uint8Array(await readFile(cachedFile));
-      if (sha256(data) === expected)
+      if (sha256Hex(data) === expected)
         return {
           name: key,
           version: pick.version,
@@ -455,7 +441,7 @@ export class PackageResolver {
     }
     const data = (await this.download(url.href, key))!;
     if (expected) this.checkHash(key, pick.fileName, data, expected, url.href);
-    await this.store(cachedFile, data);
+    await storeCacheFile(cachedFile, data);
     return { name: key, version: pick.version, fileName: pick.fileName, data, installDir: "site" };
   }
 
@@ -478,14 +464,6 @@ export class PackageResolver {
     return new Uint8Array(await response.arrayBuffer());
   }
 
-  /** Writes a checked download to the cache: whole or not at all (a temp file, then a rename). */
-  private async store(file: string, data: Uint8Array): Promise<void> {
-    await mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await writeFile(temp, data);
-    await rename(temp, file);
-  }
-
   private checkHash(
     name: string,
     file: string,
@@ -493,7 +471,7 @@ export class PackageResolver {
     expected: string,
     where: string,
   ): void {
-    const actual = sha256(data);
+    const actual = sha256Hex(data);
     if (actual !== expected) {
       throw new PolyboxError(
         "PACKAGE_HASH_MISMATCH",
@@ -502,6 +480,17 @@ export class PackageResolver {
       );
     }
   }
+}
+
+/** The wheel a lock-file entry names, with its checked bytes. */
+function lockedWheel(locked: LockPackage, data: Uint8Array): Wheel {
+  return {
+    name: normalizeName(locked.name),
+    version: locked.version,
+    fileName: locked.file_name,
+    data,
+    installDir: installDirOf(locked),
+  };
 }
 
 function installDirOf(locked: LockPackage | undefined): "site" | "dynlib" {

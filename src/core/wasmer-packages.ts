@@ -12,10 +12,10 @@
 // WEBC distributions (`distribution(version: V3 | V2)`: `piritaDownloadUrl`,
 // `piritaSha256Hash`), the query @wasmer/sdk itself makes for a package, asked for one version.
 
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { sha256Hex, storeCacheFile } from "./cache-file.js";
 import { PolyboxError } from "./errors.js";
 
 /** The public Wasmer registry's GraphQL endpoint. */
@@ -84,8 +84,6 @@ export function parseWasmerPackage(spec: unknown): WasmerPackageSpec {
     );
   return { name, version: version.replace(/^=/, "") };
 }
-
-const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 /** A host as the grant compares it: lower case, IPv6 without brackets. */
 const hostOf = (url: URL) => url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
@@ -159,16 +157,16 @@ export class WasmerPackageResolver {
       );
     const { url, hash } = await this.lookUp(spec);
     const data = await this.download(url, label);
-    const actual = sha256(data);
+    const actual = sha256Hex(data);
     if (actual !== hash)
       throw new PolyboxError(
         "PACKAGE_HASH_MISMATCH",
         `refusing Wasmer package "${label}": ${url.href} served bytes with sha256 ${actual}, but the registry gives ${hash}`,
         { details: { package: label } },
       );
-    await this.store(this.blobFile(hash), data);
+    await storeCacheFile(this.blobFile(hash), data);
     const pin: Pin = { ...spec, sha256: hash, url: url.href };
-    await this.store(this.pinFile(spec), new TextEncoder().encode(`${JSON.stringify(pin)}\n`));
+    await storeCacheFile(this.pinFile(spec), new TextEncoder().encode(`${JSON.stringify(pin)}\n`));
     return { ...spec, sha256: hash, data };
   }
 
@@ -187,7 +185,7 @@ export class WasmerPackageResolver {
     if (!existsSync(blob)) return null;
     const data = new Uint8Array(await readFile(blob));
     // A cache file changed on disk is not the pinned package: fetched again (or refused).
-    if (sha256(data) !== pin.sha256) return null;
+    if (sha256Hex(data) !== pin.sha256) return null;
     return { ...spec, sha256: pin.sha256, data };
   }
 
@@ -297,14 +295,6 @@ export class WasmerPackageResolver {
     return readLimited(response, MAX_WASMER_PACKAGE_BYTES).catch((e: unknown) => {
       throw failed(String(e), e);
     });
-  }
-
-  /** Writes a checked file to the cache: whole or not at all (a temp file, then a rename). */
-  private async store(file: string, data: Uint8Array): Promise<void> {
-    await mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-    await writeFile(temp, data);
-    await rename(temp, file);
   }
 }
 

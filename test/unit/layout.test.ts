@@ -3,8 +3,9 @@
 // .dependency-cruiser.cjs), a public type surface that shows no internals, and dependencies
 // declared exactly as used.
 
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -117,6 +118,26 @@ describe("layout", () => {
     expect([...imported].filter((name) => !declared.includes(name)).sort()).toEqual([]);
     // @wasmer/sdk waits for its role (an engine for WASIX programs and Wasmer packages).
     expect(declared.filter((name) => !imported.has(name) && name !== "@wasmer/sdk")).toEqual([]);
+  });
+
+  it("postinstall patches just-bash only where it is polybox's own copy", () => {
+    // Installed as a dependency with just-bash hoisted, patch-package could not find it and would
+    // fail the app's whole install: the hook must skip it there, and succeed.
+    const elsewhere = mkdtempSync(path.join(os.tmpdir(), "polybox-hoisted-"));
+    try {
+      const skipped = spawnSync("sh", ["-c", pkg.scripts.postinstall!], {
+        cwd: elsewhere,
+        encoding: "utf8",
+      });
+      expect(skipped.status, skipped.stderr).toBe(0);
+      expect(skipped.stdout).not.toMatch(/patch-package|Applying patches/);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+    // In polybox's own tree it runs patch-package (the patch itself is tested in test/fidelity).
+    const here = spawnSync("sh", ["-c", pkg.scripts.postinstall!], { cwd: root, encoding: "utf8" });
+    expect(here.status, here.stderr).toBe(0);
+    expect(here.stdout).toMatch(/just-bash@3\.4\.2/);
   });
 
   it("core speaks library: its messages name options, never MCP tools or CLI flags", () => {

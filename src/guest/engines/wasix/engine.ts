@@ -311,10 +311,10 @@ class SdkFiles implements GuestFs {
           await walk(rel);
         } else {
           const data = await this.read(rel);
-          const digest = createHash("sha256").update(data).digest("hex");
+          const hash = digest(data);
           let known = this.seen.get(rel);
-          if (known?.digest !== digest) {
-            known = { digest, mtimeMs: Date.now() };
+          if (known?.digest !== hash) {
+            known = { digest: hash, mtimeMs: Date.now() };
             this.seen.set(rel, known);
           }
           out.set(rel, { type: "file", size: data.length, mtimeMs: known.mtimeMs });
@@ -331,7 +331,7 @@ class SdkFiles implements GuestFs {
 
   async write(path: string, data: Uint8Array, mtimeMs: number): Promise<void> {
     await this.sandbox.fs.writeFile(`${ROOT}/${path}`, data);
-    this.seen.set(path, { digest: createHash("sha256").update(data).digest("hex"), mtimeMs });
+    this.seen.set(path, { digest: digest(data), mtimeMs });
   }
 
   async mkdir(path: string): Promise<void> {
