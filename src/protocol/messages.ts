@@ -168,7 +168,11 @@ export interface WorkerInit {
 }
 
 export type ToWorker =
-  | { type: "run"; id: number; request: RunRequest }
+  /**
+   * `warmUp`: the pool's own run before any tenant's (pool.ts); an engine that can replace its
+   * interpreter with a brand-new one does so after it, so that nothing of the run remains.
+   */
+  | { type: "run"; id: number; request: RunRequest; warmUp?: boolean }
   | { type: "interrupt" }
   | { type: "capture"; id: number; maxBytes: number }
   | { type: "restore"; id: number; state: StateImage; memoryMb: number; wheels?: WheelBlob[] };

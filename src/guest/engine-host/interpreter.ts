@@ -196,7 +196,14 @@ export class Interpreter {
     return this.pending !== null;
   }
 
-  run(id: number, request: RunRequest, output: Output, net: NetOut): Promise<EngineResult> {
+  /** `warmUp`: the pool's run before any tenant's (see ToWorker). */
+  run(
+    id: number,
+    request: RunRequest,
+    output: Output,
+    net: NetOut,
+    warmUp = false,
+  ): Promise<EngineResult> {
     if (this.dead)
       return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
     if (this.pending) throw new Error("interpreter is busy");
@@ -215,7 +222,7 @@ export class Interpreter {
         netWaiting: null,
         seen: { stdout: "", stderr: "" },
       };
-      this.worker.postMessage({ type: "run", id, request });
+      this.worker.postMessage({ type: "run", id, request, ...(warmUp ? { warmUp } : {}) });
     });
   }
 
