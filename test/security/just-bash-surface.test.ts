@@ -1,6 +1,7 @@
 // T15 just-bash surface: the shell is an interpreter with its own in-memory file system and
 // commands. Its network commands and its embedded language runtimes must be absent, and the host's
 // paths must not exist in it.
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   expectRuntimeAnswers,
@@ -67,4 +68,38 @@ it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root do n
   // /tmp is an empty scratch directory in the interpreter's in-memory file system, not the host's.
   expect(r.stdout).toContain("tmp:[]");
   await expectRuntimeAnswers(rt);
+});
+
+// just-bash's own defense in depth (Function, eval and dynamic imports blocked while a script
+// runs) is on in its process-lifetime form: the bash engine's realm keeps Reflect, JSON and Math
+// frozen for good, not only during a run. Checked in a child process that loads the engine as a
+// worker does, since the freeze is for the life of the realm.
+it("T15 just-bash's defense in depth is on, and Reflect, JSON and Math stay frozen between runs", () => {
+  const engine = new URL("../../dist/guest/engines/bash/engine.js", import.meta.url).href;
+  const script = `
+    const { createEngine } = await import(${JSON.stringify(engine)});
+    const before = [Object.isFrozen(Reflect), Object.isFrozen(JSON), Object.isFrozen(Math)];
+    const e = await createEngine();
+    const request = { code: "echo hi", stdin: "", env: {}, fullSync: true,
+      sync: { files: [], dirs: [], removed: [] },
+      limits: { timeoutMs: 10000, memoryMb: 256, maxOutputBytes: 65536, workspaceQuotaBytes: 1 << 20 } };
+    let out = "";
+    await e.applyFiles(request);
+    const r = await e.run(request, { output: { write: (_s, t) => { out += t; } },
+      deadline: Date.now() + 10000, stopRequested: false, display() {}, net: async () => ({}) });
+    const after = [Object.isFrozen(Reflect), Object.isFrozen(JSON), Object.isFrozen(Math)];
+    let mutated = "no";
+    try { JSON.parse = () => 1; if (JSON.parse("2") === 1) mutated = "yes"; } catch { mutated = "threw"; }
+    process.stdout.write(JSON.stringify({ before, after, out, exitCode: r.exitCode, mutated }));
+  `;
+  const text = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  const seen = JSON.parse(text);
+  expect(seen.out).toBe("hi\n");
+  expect(seen.exitCode).toBe(0);
+  expect(seen.before).toEqual([false, false, false]);
+  expect(seen.after).toEqual([true, true, true]);
+  expect(seen.mutated).not.toBe("yes");
 });

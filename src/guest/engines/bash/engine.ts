@@ -151,8 +151,19 @@ function runnablePrefix(code: string): string | null {
   return report;
 }
 
+/**
+ * just-bash's defense in depth (it blocks `Function`, `eval`, dynamic imports and the like while
+ * a script runs, should a just-bash bug ever let a script reach JavaScript) in its
+ * process-lifetime form: `Reflect`, `JSON` and `Math` are frozen for good rather than swapped
+ * for proxies at the start of every run and restored at its end. A bash worker is a disposable
+ * realm that runs nothing else, which is what that form is for, and it is the stronger one;
+ * it also took ~2 ms off every run (a run of `echo 1` in an open sandbox, median of 50 on
+ * 2 cores: 7.2 ms scoped, 5.1 ms process-lifetime). Every Bash of a realm must use the same.
+ */
+const DEFENSE_IN_DEPTH = { enabled: true, processLifetimeIntrinsicHardening: true } as const;
+
 export async function createEngine(): Promise<Engine> {
-  await new Bash({ fs: new InMemoryFs() }).exec(WARM_UP);
+  await new Bash({ fs: new InMemoryFs(), defenseInDepth: DEFENSE_IN_DEPTH }).exec(WARM_UP);
   return recyclable(createInstance);
 }
 
@@ -184,6 +195,7 @@ async function createInstance(): Promise<Engine> {
       await provideRandomDevices(fs);
       const traps: Traps = { exit: null };
       const bash = new Bash({
+        defenseInDepth: DEFENSE_IN_DEPTH,
         fs,
         cwd,
         env: { HOME: ROOT, ...shellEnv, ...request.env },
