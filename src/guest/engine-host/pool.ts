@@ -21,7 +21,7 @@ export const WARM_UP_PROGRAMS: Readonly<Partial<Record<EngineLanguage, string>>>
   python: 'print("", 0)\n({"a": [0]})',
   javascript: 'console.log("", 0); ({ a: [0] })',
   typescript: 'console.log("" as string, 0); ({ a: [0] }) as { a: number[] }',
-  bash: "echo \"\" 0",
+  bash: 'echo "" 0',
 };
 const WARM_UP_RUNS = 4;
 
@@ -67,9 +67,8 @@ export class Pools {
     try {
       const interpreter = await this.boot(language, this.memoryMb);
       const program = WARM_UP_PROGRAMS[language];
-      for (let i = 0; program !== undefined && i < WARM_UP_RUNS; i++) {
-        if (this.closed || !interpreter.alive) break;
-        // The programs make no network requests, so none needs an answer.
+      // The programs make no network requests, so none needs an answer.
+      for (let i = 0; i < WARM_UP_RUNS && program && !this.closed && interpreter.alive; i++)
         await interpreter.run(
           0,
           warmUpRequest(program, this.memoryMb),
@@ -77,7 +76,6 @@ export class Pools {
           () => {},
           true,
         );
-      }
       if (this.closed || !interpreter.alive) interpreter.dispose();
       else this.queue(language).push(interpreter);
     } catch (error) {

@@ -16,7 +16,7 @@ import type {
   WheelBlob,
   WorkerInit,
 } from "../../protocol/messages.js";
-import type { Engine, EngineFactory, RecyclableEngine } from "../engines/common/engine.js";
+import { type Engine, type EngineFactory, isRecyclable } from "../engines/common/engine.js";
 import { createNetBridge, type NetCall, realmFetch } from "../engines/common/net.js";
 import { OutputSink } from "../engines/common/output.js";
 
@@ -243,7 +243,7 @@ boot().then(
         lastLimit = message.request.limits.memoryMb * 1024 * 1024;
         const result = await serve(engine, message.id, message.request);
         // What a warm-up left in the interpreter goes before a tenant can get it.
-        if (message.warmUp && "reset" in engine) await (engine as RecyclableEngine).reset();
+        if (message.warmUp && isRecyclable(engine)) await engine.reset();
         stopCurrent = null;
         busy = false;
         send({ type: "result", id: message.id, result });

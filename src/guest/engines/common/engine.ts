@@ -65,12 +65,16 @@ export type EngineFactory = (init: WorkerInit) => Promise<Engine>;
 
 /**
  * An engine whose interpreter can be replaced by a brand-new one inside the same worker. Only for
- * engines whose guests cannot reach the worker's JavaScript realm (QuickJS, just-bash): for them
- * a fresh instance is as clean as a fresh worker, and far cheaper. `reset` throws away every bit
- * of interpreter state — for QuickJS, the whole WebAssembly instance and its linear memory.
+ * engines whose guests cannot reach the worker's JavaScript realm (just-bash, plain WASI
+ * programs): for them a fresh instance is as clean as a fresh worker, and far cheaper. `reset`
+ * throws away every bit of interpreter state.
  */
 export interface RecyclableEngine extends Engine {
   reset(): Promise<void>;
+}
+
+export function isRecyclable(engine: Engine): engine is RecyclableEngine {
+  return typeof (engine as Partial<RecyclableEngine>).reset === "function";
 }
 
 export function recyclable(create: () => Promise<Engine>): Promise<RecyclableEngine> {
