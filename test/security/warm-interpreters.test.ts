@@ -64,9 +64,23 @@ async function fingerprint(language: Lang, warm: boolean): Promise<string> {
 }
 
 describe("T6 a warm interpreter carries nothing of its warm-up", () => {
-  it("every language with a warm pool has a warm-up program that prints and has a value", () => {
-    for (const language of LANGS) expect(WARM_UP_PROGRAMS[language]).toBeTruthy();
-  });
+  it("every language with a warm pool has a warm-up program that runs, prints and has a value", async () => {
+    const sb = await Sandbox.create({ runtime: rt });
+    try {
+      for (const language of LANGS) {
+        const program = WARM_UP_PROGRAMS[language];
+        expect(program, language).toBeTruthy();
+        const result = await sb.run(language, program!);
+        expect(result.status, `${language}: ${result.stderr}`).toBe("ok");
+        expect(result.stdout.trim(), language).not.toBe("");
+        // Bash has no value of a last expression; the others end in one.
+        if (language !== "bash") expect(result.value, language).not.toBeNull();
+        expect(result.filesChanged, language).toEqual([]);
+      }
+    } finally {
+      await sb.close();
+    }
+  }, 120_000);
 
   for (const language of LANGS) {
     it(`${language}: a warm interpreter's first run sees what one booted on demand sees`, async () => {
