@@ -10,6 +10,7 @@ export type {
 export { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./core/errors.js";
 export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/jobs.js";
 export { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits } from "./core/limits.js";
+export { type LogFn, type LogLevel, silentLog, stderrLog } from "./core/log.js";
 export {
   type ManagedSandboxInfo,
   type SandboxEvents,

@@ -20,7 +20,7 @@ import {
   type NetLimits,
   resolveLimits,
 } from "./core/limits.js";
-import { type LogFn, stderrLog } from "./core/log.js";
+import { type LogFn, silentLog } from "./core/log.js";
 import { PackageResolver } from "./core/packages.js";
 import { packageRequirements } from "./core/python-deps.js";
 import {
@@ -161,7 +161,7 @@ export class Runtime implements SandboxRuntime {
       spares: Math.max(0, Math.floor(options.nativeSpares ?? 1)),
     };
     if (this.isolation !== "wasm") checkInterpreters(this.nativeOptions.interpreters);
-    this.log = options.log ?? stderrLog;
+    this.log = options.log ?? silentLog;
     this.fleet = new HostFleet(
       {
         wrapDepth: jailHost ? 2 : 0,
@@ -189,8 +189,12 @@ export class Runtime implements SandboxRuntime {
     const cacheDir = options.cacheDir ?? defaultCacheDir();
     // Built side by side on a first start; later starts only verify them.
     const [snapshot, quickjsImage] = await Promise.all([
-      options.pythonSnapshot === false ? null : ensurePythonSnapshot(cacheDir, options.log),
-      options.quickjsImage === false ? null : ensureQuickjsImage(cacheDir, options.log),
+      options.pythonSnapshot === false
+        ? null
+        : ensurePythonSnapshot(cacheDir, options.log ?? silentLog),
+      options.quickjsImage === false
+        ? null
+        : ensureQuickjsImage(cacheDir, options.log ?? silentLog),
     ]);
     const runtime = new Runtime(options, snapshot, quickjsImage, cacheDir);
     runtime.fleet.start();

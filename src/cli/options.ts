@@ -5,6 +5,7 @@
 
 import type { RuntimeOptions } from "../core/config.js";
 import type { Limits } from "../core/limits.js";
+import { stderrLog } from "../core/log.js";
 import { DEFAULT_MAX_SANDBOXES } from "../core/registry.js";
 import { defaultConcurrency, defaultQueueLimit } from "../core/scheduler.js";
 import type { ServiceOptions } from "../core/service.js";
@@ -42,6 +43,7 @@ export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.en
   const limits = limitFlags(flags);
   const headers = netHeaders(flags, env);
   return {
+    log: stderrLog,
     limits,
     maxLimits: limits,
     permissions: {

@@ -5,6 +5,7 @@
 // index URLs among its items are where to find them, as they are for a server.
 
 import path from "node:path";
+import { stderrLog } from "../core/log.js";
 import { Runtime } from "../runtime.js";
 import { ensureQuickjsImage } from "../supervisor/quickjs-image.js";
 import { defaultCacheDir, ensurePythonSnapshot } from "../supervisor/snapshot.js";
@@ -17,8 +18,8 @@ const isSource = (item: string) =>
 export async function warmupCommand(flags: Flags): Promise<number> {
   const started = performance.now();
   const [file, image] = await Promise.all([
-    ensurePythonSnapshot(defaultCacheDir()),
-    ensureQuickjsImage(defaultCacheDir()),
+    ensurePythonSnapshot(defaultCacheDir(), stderrLog),
+    ensureQuickjsImage(defaultCacheDir(), stderrLog),
   ]);
   if (!file || !image) return 1;
   const ms = Math.round(performance.now() - started);
@@ -29,6 +30,7 @@ export async function warmupCommand(flags: Flags): Promise<number> {
   if (packages.length === 0) return 0;
   const native = flags.isolation === "native";
   const runtime = await Runtime.create({
+    log: stderrLog,
     pythonSnapshot: false,
     isolation: native ? "native" : "wasm",
     pool: { python: 0, javascript: 0, typescript: 0, bash: 0, ruby: 0, wasm: 0 },

@@ -108,7 +108,10 @@ export interface RuntimeOptions {
   poolBudgetMb?: number;
   /** After this long without a new tenant, warm hosts shrink to one per language (default 10 min). */
   poolIdleShrinkMs?: number;
-  /** Where polybox's own diagnostics go (default: stderr). The library never prints otherwise. */
+  /**
+   * Where polybox's own diagnostics go (default: nowhere; `stderrLog` prints them). The library
+   * never writes to stdout or stderr by itself: stdout may be an MCP stdio channel.
+   */
   log?: LogFn;
   /** Boot Python from a cached memory snapshot (default true). */
   pythonSnapshot?: boolean;

@@ -10,7 +10,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { PolyboxError } from "./errors.js";
 import { formatBytes } from "./limits.js";
-import { type LogFn, stderrLog } from "./log.js";
+import { type LogFn, silentLog } from "./log.js";
 
 export class HostFiles {
   /** Each grant as written (absolute) and as its realpath, when it exists. */
@@ -18,7 +18,7 @@ export class HostFiles {
 
   constructor(
     readonly grants: readonly string[],
-    log: LogFn = stderrLog,
+    log: LogFn = silentLog,
   ) {
     this.roots = grants.map((grant) => {
       const lexical = path.resolve(grant);

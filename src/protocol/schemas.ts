@@ -147,7 +147,13 @@ export const HostStatsSchema = z.object({
 
 const output = z.object({ type: z.literal("output"), id, stream, text: z.string() });
 /** The result itself is checked apart (validateResult), so a bad one still ends its run. */
-const result = z.object({ type: z.literal("result"), id, result: z.unknown() });
+const result = z.object({
+  type: z.literal("result"),
+  id,
+  result: z.unknown(),
+  // The host asks to be replaced (forged, it only costs its own tenant a new host).
+  retire: z.literal(true).optional(),
+});
 const log = z.object({
   type: z.literal("log"),
   level: z.enum(["info", "warn", "error"]).optional(),

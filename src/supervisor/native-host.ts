@@ -15,7 +15,7 @@ import {
 import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import { type LogFn, stderrLog } from "../core/log.js";
+import { type LogFn, silentLog } from "../core/log.js";
 import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";
@@ -265,7 +265,7 @@ export class NativeHost {
   /** `agentMain`: the agent program the jails run (another one only to test this side). */
   constructor(
     interpreters: NativeInterpreters,
-    private readonly log: LogFn = stderrLog,
+    private readonly log: LogFn = silentLog,
     private readonly agentMain: string = AGENT_MAIN,
     /** Whether guests may have network (a grant exists): the jails then run the agent's proxy. */
     private readonly proxy = false,

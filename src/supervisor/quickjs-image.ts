@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { type LogFn, stderrLog } from "../core/log.js";
+import { type LogFn, silentLog } from "../core/log.js";
 import { DIST_DIR, QUICKJS_WASM } from "./assets.js";
 import { bootCacheDir, ensureCached, runBuilder } from "./snapshot.js";
 
@@ -37,7 +37,7 @@ export function quickjsImageKey(): string {
 /** The path of a verified boot image, building it first if needed; null if it cannot be built. */
 export async function ensureQuickjsImage(
   cacheDir: string,
-  log: LogFn = stderrLog,
+  log: LogFn = silentLog,
 ): Promise<string | null> {
   let key: string;
   try {

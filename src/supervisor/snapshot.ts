@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type LogFn, stderrLog } from "../core/log.js";
+import { type LogFn, silentLog } from "../core/log.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR } from "./assets.js";
 import { permissionFlag } from "./jail/permissions.js";
 
@@ -49,7 +49,7 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 /** The path of a verified snapshot, building it first if needed; null if it cannot be built. */
 export function ensurePythonSnapshot(
   cacheDir: string,
-  log: LogFn = stderrLog,
+  log: LogFn = silentLog,
 ): Promise<string | null> {
   const expected = {
     pyodide: pyodideVersion(),

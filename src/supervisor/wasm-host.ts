@@ -283,7 +283,10 @@ export class WasmHost {
         } else if (event.type === "pong") this.lastPong = Date.now();
         else if (event.type === "stats")
           this.channel.receive({ type: "answer", id: event.id, payload: event.stats });
-        else if (event.type === "state" || event.type === "restored")
+        else if (event.type === "result" && event.retire) {
+          this.channel.receive(event);
+          this.retire(child);
+        } else if (event.type === "state" || event.type === "restored")
           this.channel.receive({ type: "answer", id: event.id, payload: event.answer });
         else this.channel.receive(event);
       });
@@ -303,6 +306,15 @@ export class WasmHost {
   private kill(): void {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+
+  /**
+   * The host asked to go with a run's result: a kill there may have left guest work running in
+   * it. It is detached now, so the tenant's next run starts a new host, and then killed.
+   */
+  private retire(child: ChildProcess): void {
+    this.onExit(child, "ended after a kill that could leave guest work running in it");
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
 
   private onExit(child: ChildProcess, how: string): void {

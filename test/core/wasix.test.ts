@@ -2,7 +2,7 @@
 // engine host, with arguments, stdin, the environment and the workspace; files it writes come
 // back. The modules are built from C by the test itself (test/helpers/clang.ts).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildFixture } from "../helpers/clang.js";
+import { buildFixture, WASIX_PROCESS_FLAGS } from "../helpers/clang.js";
 import { type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { dataString, wasiProgram, wat } from "../helpers/wat.js";
 
@@ -77,12 +77,27 @@ it("refuses imports beyond the system calls, and invalid or missing modules", as
   expect((await sb.run("wasix", "../x.wasm")).stderr).toMatch(/not a workspace path/);
 }, 60_000);
 
-it("fork by the raw proc_fork import needs an asyncify-built module: the sdk ends a plain one", async () => {
-  await sb.files.write("fork.wasm", buildFixture("fork.c"));
+it("fork: the child runs on a copy of memory, its file comes back, the parent joins its exit", async () => {
+  const fork = buildFixture("fork.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]);
+  await sb.files.write("fork.wasm", fork);
   const r = await sb.run("wasix", "fork.wasm");
-  // Measured on @wasmer/sdk 0.16: the process ends at the call with exit code 79 and nothing
-  // after it runs (no child, no return into the module). wasix-libc builds fork with asyncify.
-  expect(r).toMatchObject({ status: "error", exitCode: 79, stdout: "before fork\n" });
+  expect(r).toMatchObject({ status: "ok", exitCode: 0, stderr: "" });
+  // The child's line, then the parent's after the join: both run, each on its own memory.
+  expect(r.stdout).toBe(
+    "parent starts\nchild: counter=11\nparent: child has a pid, joined errno=0 tag=1 exit=7 counter=10\n",
+  );
+  expect(new TextDecoder().decode(await sb.files.read("from-child.txt"))).toBe(
+    "written by the child\n",
+  );
+  await sb.files.remove("from-child.txt");
+}, 60_000);
+
+it("fork from a module built without asyncify ends the process at the call", async () => {
+  await sb.files.write("fork.wasm", buildFixture("fork.c", WASIX_PROCESS_FLAGS));
+  const r = await sb.run("wasix", "fork.wasm");
+  // The sdk cannot resume a child there (measured on @wasmer/sdk 0.16): nothing after the call.
+  expect(r).toMatchObject({ status: "error", stdout: "parent starts\n" });
+  expect(r.exitCode).not.toBe(0);
 }, 60_000);
 
 it("a thread by the raw thread_spawn_v2 import shares memory with its spawner", async () => {

@@ -3,10 +3,13 @@
 // output. The sdk runs inside the engine host (L2, and L3 on Linux) with its network policy
 // disabled; its own worker threads are hardened as engine workers are (L1). Each attempt must
 // get nothing, end in its own status, and leave the runtime answering.
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { buildC, buildFixture } from "../helpers/clang.js";
+import { buildC, buildFixture, WASIX_PROCESS_FLAGS } from "../helpers/clang.js";
 import {
   type Canary,
   ENV_CANARY_NAME,
@@ -141,3 +144,68 @@ it("T30 WASIX CPU and output: a spin loop times out, a flood is cut at the cap",
   expect(flood.stdout.length).toBeLessThanOrEqual(4096);
   await expectRuntimeAnswers(rt);
 }, 120_000);
+
+it("T30 WASIX processes: a fork bomb is stopped, other sandboxes answer, its own runs again", async () => {
+  sb = await newSandbox(rt, { timeoutMs: 10_000 });
+  const bomb = buildFixture("forkbomb.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]);
+  await sb.files.write("bomb.wasm", bomb);
+  const r = await sb.run("wasix", "bomb.wasm");
+  // Each child is a thread of the tenant's engine host with a copy of memory: the host's memory
+  // ceiling ends them all, or the deadline does first on a slow machine.
+  expect(["memory_limit", "timeout"]).toContain(r.status);
+  expect(r.stdout).toBe("forking\n");
+  await expectRuntimeAnswers(rt);
+  // Its sandbox runs again at once: the kill could not stop the sdk's threads, so the engine
+  // host asked to be replaced and the next run starts in a new one.
+  await sb.files.write("hello.wasm", buildFixture("hello.c"));
+  await sb.files.write("out/keep.txt", "");
+  const again = await sb.run("wasix", "hello.wasm", { args: ["again"] });
+  // hello.c exits with its argument count.
+  expect(again).toMatchObject({ exitCode: 2, filesChanged: ["out/result.txt"] });
+  expect(again.stdout).toMatch(/^args: again\n/);
+}, 180_000);
+
+it("T30 the library prints nothing of its own while a fork bomb makes its engine host warn", async () => {
+  // An embedding program's stdout and stderr are its own (stdout may be MCP stdio): the
+  // runtime's diagnostics go to the `log` option only, and by default nowhere.
+  const dir = mkdtempSync(path.join(tmpdir(), "polybox-quiet-"));
+  try {
+    writeFileSync(
+      path.join(dir, "bomb.wasm"),
+      buildFixture("forkbomb.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]),
+    );
+    const index = pathToFileURL(path.resolve("dist/index.js")).href;
+    const script = `
+      import { readFileSync } from "node:fs";
+      import { Runtime, Sandbox } from ${JSON.stringify(index)};
+      const logged = [];
+      const quiet = await Runtime.create({ pool: { python: 0, javascript: 0, bash: 0, wasix: 1 } });
+      const told = await Runtime.create({
+        pool: { python: 0, javascript: 0, bash: 0, wasix: 0 },
+        log: (level, message, untrusted) => logged.push(level + ": " + message + " " + (untrusted ?? "")),
+      });
+      const statuses = [];
+      for (const runtime of [quiet, told]) {
+        const sb = await Sandbox.create({ runtime, timeoutMs: 10000 });
+        await sb.files.write("bomb.wasm", readFileSync(${JSON.stringify(path.join(dir, "bomb.wasm"))}));
+        statuses.push((await sb.run("wasix", "bomb.wasm")).status);
+        await sb.close();
+      }
+      await quiet.close();
+      await told.close();
+      process.stdout.write(JSON.stringify({ statuses, logged }));
+    `;
+    const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 150_000,
+    });
+    expect(child.stderr).toBe("");
+    const out = JSON.parse(child.stdout) as { statuses: string[]; logged: string[] };
+    // The same event, told to a runtime's own logger, shows that there was something to say.
+    if (out.statuses[1] === "memory_limit")
+      expect(out.logged.join("\n")).toMatch(/resident memory passed/);
+    expect(out.statuses.every((s) => s === "memory_limit" || s === "timeout")).toBe(true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 180_000);

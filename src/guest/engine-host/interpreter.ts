@@ -88,6 +88,13 @@ export class Interpreter {
   private dead = false;
   /** Why the worker ended, when it ended on its own (crash, heap limit). */
   private exitReason: "memory" | "crash" | null = null;
+  /**
+   * This interpreter was killed in a way that may leave guest work running in the process: a
+   * kill for the host's memory (whose heaps stay large), or any kill of a wasix guest, whose
+   * processes and threads are the sdk's workers, which terminating the engine worker does not
+   * stop at once. The host then retires: its result says so, and the trusted side replaces it.
+   */
+  retiresHost = false;
 
   constructor(
     readonly language: WorkerInit["language"],
@@ -264,6 +271,7 @@ export class Interpreter {
 
   /** The host is over its memory ceiling: end this interpreter, its run as `memory_limit`. */
   killForMemory(): void {
+    this.retiresHost = true;
     const p = this.pending;
     if (p) {
       const message = limitMessage(
@@ -370,6 +378,7 @@ export class Interpreter {
       status === "timeout"
         ? limitMessage("timeout", p.request.limits, "the interpreter was killed")!
         : "cancelled; the interpreter was killed";
+    if (this.language === "wasix") this.retiresHost = true;
     this.settle(this.failure(status, message, status === "timeout" ? 124 : 130, p.seen));
     this.dispose();
   }

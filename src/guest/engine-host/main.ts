@@ -164,7 +164,12 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
       (req, netRequest) => send({ type: "net", id, req, request: netRequest }),
     );
     if (fresh && session && !request.request.fullSync) result.stateLost = true;
-    send({ type: "result", id, result });
+    if (interpreter.retiresHost) {
+      // What the kill could not stop must not meet the tenant's next run: the trusted side ends
+      // this process on this result, before it sends anything more.
+      result.stateLost = true;
+      send({ type: "result", id, result, retire: true });
+    } else send({ type: "result", id, result });
   } finally {
     running.delete(id);
     if (!session || !interpreter.alive) {
