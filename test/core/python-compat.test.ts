@@ -108,4 +108,19 @@ describe("Python programs behave as on CPython", () => {
     const r = await sb.run("python", "await asyncio.sleep(0.01)\nprint(x + 1)");
     expect(r.stdout).toBe("2\n");
   });
+
+  it("the machine a program asks about is the sandbox's, as Bash describes it, not the server's", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const py = await sb.run(
+      "python",
+      `import getpass, os, pwd, socket, sys
+print(sys.executable, sys.orig_argv, getpass.getuser(), os.getuid(), socket.gethostname())
+print(pwd.getpwuid(os.getuid()).pw_dir, os.environ["PATH"], os.environ["PWD"], os.path.expanduser("~"))`,
+    );
+    expect(py.stdout).toBe(
+      "/usr/bin/python3 ['python3', '-c'] user 1000 localhost\n/workspace /usr/bin:/bin /workspace /workspace\n",
+    );
+    const sh = await sb.run("bash", 'echo "$(whoami) $(id -u) $(hostname) $PATH $HOME"');
+    expect(sh.stdout).toBe("user 1000 localhost /usr/bin:/bin /workspace\n");
+  });
 });

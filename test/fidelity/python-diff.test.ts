@@ -39,10 +39,6 @@ const VERSION = "another CPython version: ";
  * polybox's.
  */
 const EXCLUDED: Record<string, string> = {
-  "threading basics":
-    "WebAssembly Pyodide has no threads: threading.Thread.start raises RuntimeError",
-  "concurrent futures thread pool":
-    "WebAssembly Pyodide has no threads: ThreadPoolExecutor cannot start a worker",
   "integer string conversion limit": "sys.maxsize is 2**31 - 1 on wasm32",
   "file modes and encodings":
     "OSError.errno carries Emscripten's numbers (ENOENT is 44), a WebAssembly platform difference",

@@ -98,7 +98,9 @@ def _system_exit_code(e):
  * What CPython has and Pyodide's build lacks, put back so that code written for CPython runs:
  * `asyncio.run` (Pyodide's loop is the browser's and cannot block: a private loop that sleeps
  * between timers runs the coroutine to completion instead, as CPython's does) and
- * `hashlib.pbkdf2_hmac` (Pyodide's hashlib has no OpenSSL: RFC 8018's PBKDF2 over hmac).
+ * `hashlib.pbkdf2_hmac` (Pyodide's hashlib has no OpenSSL: RFC 8018's PBKDF2 over hmac); the
+ * machine a program asks about (the sandbox's user, host and paths, and a `pwd` module); and
+ * threads that run their target when started, since Pyodide cannot start one.
  */
 const PYODIDE_COMPAT = String.raw`
 def _install_compat():
@@ -181,6 +183,108 @@ def _install_compat():
 
 _install_compat()
 del _install_compat
+
+def _install_machine():
+    """What a program asks about the machine it runs on gets the answers polybox's Bash gives
+    (user "user", uid 1000, host "localhost", home /workspace), never the server's own: the
+    interpreter was built by a host process whose path Pyodide took for sys.executable."""
+    import os, socket, sys, types
+    sys.executable = sys._base_executable = "/usr/bin/python3"
+    sys.argv[:] = ["-c"]
+    sys.orig_argv = ["python3", "-c"]
+    os.environ.update({"USER": "user", "LOGNAME": "user", "PATH": "/usr/bin:/bin", "PWD": "/workspace"})
+    socket.gethostname = lambda: "localhost"
+
+    # pwd: Pyodide has none; getpass, os.path.expanduser("~name") and pathlib look users up.
+    pwd = types.ModuleType("pwd", "The password database: the sandbox's two users.")
+    class struct_passwd(tuple):
+        n_sequence_fields = n_fields = 7
+        _names = ("pw_name", "pw_passwd", "pw_uid", "pw_gid", "pw_gecos", "pw_dir", "pw_shell")
+        def __getattr__(self, name):
+            try:
+                return self[self._names.index(name)]
+            except ValueError:
+                raise AttributeError(name) from None
+        def __repr__(self):
+            return "pwd.struct_passwd(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self)) + ")"
+    struct_passwd.__module__ = "pwd"
+    users = (
+        struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")),
+        struct_passwd(("user", "x", 1000, 1000, "", "/workspace", "/bin/bash")),
+    )
+    def getpwuid(uid):
+        for entry in users:
+            if entry.pw_uid == uid:
+                return entry
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+    def getpwnam(name):
+        for entry in users:
+            if entry.pw_name == name:
+                return entry
+        raise KeyError(f"getpwnam(): name not found: {name!r}")
+    pwd.struct_passwd, pwd.getpwuid, pwd.getpwnam = struct_passwd, getpwuid, getpwnam
+    pwd.getpwall = lambda: list(users)
+    sys.modules["pwd"] = pwd
+
+_install_machine()
+del _install_machine
+
+def _install_threads():
+    """Pyodide cannot start a thread. A started thread runs its target to the end at once, in
+    the starting thread, and a thread pool runs each submitted call as it is submitted: the
+    usual fan-out-and-join programs then give their results, in order. A thread that waits for
+    work another thread has not yet done waits until the run's deadline."""
+    import threading
+    from concurrent.futures import _base, thread as _pool
+
+    def start(self):
+        if not self._initialized:
+            raise RuntimeError("thread.__init__() not called")
+        if self._started.is_set():
+            raise RuntimeError("threads can only be started once")
+        self._started.set()
+        self._polybox_done = False
+        try:
+            self.run()
+        except SystemExit:
+            pass
+        except BaseException as e:
+            threading.excepthook(threading.ExceptHookArgs((type(e), e, e.__traceback__, self)))
+        finally:
+            self._polybox_done = True
+
+    def join(self, timeout=None):
+        if not self._initialized:
+            raise RuntimeError("Thread.__init__() not called")
+        if not self._started.is_set():
+            raise RuntimeError("cannot join thread before it is started")
+
+    def is_alive(self):
+        return self._started.is_set() and not getattr(self, "_polybox_done", True)
+
+    threading.Thread.start, threading.Thread.join, threading.Thread.is_alive = start, join, is_alive
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self._shutdown_lock:
+            if self._broken:
+                raise _pool.BrokenThreadPool(self._broken)
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+        future = _base.Future()
+        if future.set_running_or_notify_cancel():
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as e:
+                future.set_exception(e)
+            else:
+                future.set_result(result)
+        return future
+
+    submit.__doc__ = _pool.ThreadPoolExecutor.submit.__doc__
+    _pool.ThreadPoolExecutor.submit = submit
+
+_install_threads()
+del _install_threads
 `;
 
 /**
@@ -464,8 +568,9 @@ def _install_requests_hook(_send):
  * that the snapshot would freeze: `random`, which does, is reseeded at each boot.
  */
 export const SNAPSHOT_IMPORTS = String.raw`
-import asyncio, hashlib, http.client, importlib, io, json, pickle, sysconfig, time, traceback
-import types, urllib.error, urllib.request, urllib.response, warnings, zipfile
+import asyncio, concurrent.futures.thread, hashlib, http.client, importlib, io, json, pickle, socket
+import sysconfig, threading, time, traceback, types, urllib.error, urllib.request, urllib.response
+import warnings, zipfile
 import pyodide.code, pyodide.ffi, pyodide.http._pyfetch
 `;
 
