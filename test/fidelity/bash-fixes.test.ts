@@ -34,6 +34,26 @@ const PATCHES: [string, string][] = [
     "set -u: a default in double quotes",
     `set -u; echo "\${UNSET_VAR:-default}" "\${OTHER-x}" "\${UNSET_VAR:+alt}"; echo "$NOPE"; echo no`,
   ],
+  [
+    "grep -o skips empty matches and keeps going",
+    "echo 'The quick brown' | grep -o '[a-z]*'; echo aaa | grep -o 'b*'; echo rc=$?",
+  ],
+  [
+    "grep -P lookaround falls back to Perl-compatible matching",
+    "echo 'a1 b22' | grep -oP '(?<=b)\\d+(?!x)'",
+  ],
+  [
+    "declare -A keeps quoted values with spaces",
+    `declare -A m=([k]='two words' [j]="x  y" [e]=''); echo "\${m[k]}|\${m[j]}|\${m[e]}|\${#m[@]}"`,
+  ],
+  [
+    '"${a[*]}" joins with IFS in an assignment',
+    `a=(x y z); IFS=:; s="\${a[*]}"; echo "$s"; cat <<<"\${a[*]}"`,
+  ],
+  [
+    "trap ERR runs where set -e would exit, not in functions or subshells",
+    "trap 'echo \"T$?\"' ERR; f() { false; echo in; }; f; (false); x=$(false); false || :; true && false; echo end",
+  ],
 ];
 
 /** Commands and wrappers polybox adds, and the engine's syntax-error handling. */

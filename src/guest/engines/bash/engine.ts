@@ -195,7 +195,7 @@ async function createInstance(): Promise<Engine> {
       // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
       await fs.mkdir("/tmp", { recursive: true });
       await provideRandomDevices(fs);
-      const traps: Traps = { exit: null };
+      const traps: Traps = { exit: null, err: null };
       const bash = new Bash({
         defenseInDepth: DEFENSE_IN_DEPTH,
         fs,
@@ -215,6 +215,7 @@ async function createInstance(): Promise<Engine> {
           trapCommand(traps),
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
+        errTrap: () => traps.err,
         // curl and wget: every request goes to the trusted side, which decides.
         fetch: bridgedFetch(run),
       });
