@@ -34,6 +34,35 @@ const PATCHES: [string, string][] = [
     "set -u: a default in double quotes",
     `set -u; echo "\${UNSET_VAR:-default}" "\${OTHER-x}" "\${UNSET_VAR:+alt}"; echo "$NOPE"; echo no`,
   ],
+  [
+    "grep -o skips empty matches and keeps going",
+    "echo 'The quick brown' | grep -o '[a-z]*'; echo aaa | grep -o 'b*'; echo rc=$?",
+  ],
+  [
+    "grep -P lookaround falls back to Perl-compatible matching",
+    "echo 'a1 b22' | grep -oP '(?<=b)\\d+(?!x)'",
+  ],
+  [
+    "declare -A keeps quoted values with spaces",
+    `declare -A m=([k]='two words' [j]="x  y" [e]=''); echo "\${m[k]}|\${m[j]}|\${m[e]}|\${#m[@]}"`,
+  ],
+  [
+    '"${a[*]}" joins with IFS in an assignment',
+    `a=(x y z); IFS=:; s="\${a[*]}"; echo "$s"; cat <<<"\${a[*]}"`,
+  ],
+  [
+    "trap ERR runs where set -e would exit, not in functions or subshells",
+    "trap 'echo \"T$?\"' ERR; f() { false; echo in; }; f; (false); x=$(false); false || :; true && false; echo end",
+  ],
+  ["grep BRE \\+ and \\?", "echo 'colour 10.0.0.5' | grep -o 'colou\\?r\\|[0-9]\\+\\.[0-9]\\+'"],
+  [
+    "break and continue leave the loop with status 0",
+    "for i in 1 2 3; do false; [ $i = 2 ] && break; done; echo $?; for ((i = 0; i < 2; i++)); do false; continue; done; echo $?; while :; do false; break; done; echo $?",
+  ],
+  [
+    "$(…) and ${…} inside $(( )) run in the current shell",
+    "f() { echo $(( $1 + 1 )); }; declare -A c; k=x; c[$k]=$(( ${c[$k]:-0} + 2 )); echo $(( $(f 4) * ${c[x]} ))",
+  ],
 ];
 
 /** Commands and wrappers polybox adds, and the engine's syntax-error handling. */

@@ -58,13 +58,17 @@ it("T15/T5 just-bash commands: curl reaches only the trusted side, which grants 
   expect(r.stderr).toContain("network access to 127.0.0.1:9 is not granted");
 });
 
-it("T15 just-bash host paths: /etc/passwd, /proc/self/environ, /home, /root do not exist; /tmp is the interpreter's own", async () => {
+it("T15 just-bash host paths: /etc/shadow, /proc/self/environ, /home, /root do not exist; /etc/passwd and /tmp are the interpreter's own", async () => {
   const r = await sb.run(
     "bash",
-    'for p in /etc/passwd /etc/shadow /proc/self/environ /proc/1/cmdline /home /root /var /sys /dev/sda; do test -e $p && echo "EXISTS $p" || echo "absent $p"; done; ls /; echo "tmp:[$(ls -A /tmp)]"',
+    'for p in /etc/shadow /proc/self/environ /proc/1/cmdline /home /root /var /sys /dev/sda; do test -e $p && echo "EXISTS $p" || echo "absent $p"; done; ls /; echo "tmp:[$(ls -A /tmp)]"; echo "passwd:[$(cat /etc/passwd)]"',
   );
   expect(r.stdout).not.toMatch(/EXISTS/);
-  expect(r.stdout).toMatch(/absent \/etc\/passwd/);
+  expect(r.stdout).toMatch(/absent \/etc\/shadow/);
+  // /etc/passwd is the engine's two-line file (root and the sandbox's user), not the host's.
+  expect(r.stdout).toContain(
+    "passwd:[root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/workspace:/bin/bash]",
+  );
   // /tmp is an empty scratch directory in the interpreter's in-memory file system, not the host's.
   expect(r.stdout).toContain("tmp:[]");
   await expectRuntimeAnswers(rt);

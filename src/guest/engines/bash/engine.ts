@@ -16,7 +16,7 @@ import { dataCommands } from "./data/index.js";
 import { diff } from "./diff.js";
 import { extraCommands } from "./extra-commands.js";
 import { gnuWrappers } from "./gnu-wrappers.js";
-import { unixCommands } from "./unix-commands.js";
+import { ETC_FILES, unixCommands } from "./unix-commands.js";
 import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
 
 const ROOT = "/workspace";
@@ -195,7 +195,9 @@ async function createInstance(): Promise<Engine> {
       // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
       await fs.mkdir("/tmp", { recursive: true });
       await provideRandomDevices(fs);
-      const traps: Traps = { exit: null };
+      await fs.mkdir("/etc", { recursive: true });
+      for (const [path, text] of Object.entries(ETC_FILES)) await fs.writeFile(path, text);
+      const traps: Traps = { exit: null, err: null };
       const bash = new Bash({
         defenseInDepth: DEFENSE_IN_DEPTH,
         fs,
@@ -215,6 +217,7 @@ async function createInstance(): Promise<Engine> {
           trapCommand(traps),
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
+        errTrap: () => traps.err,
         // curl and wget: every request goes to the trusted side, which decides.
         fetch: bridgedFetch(run),
       });

@@ -351,9 +351,14 @@ function shell(name: "bash" | "sh"): Command {
   });
 }
 
-/** What `trap` recorded in one run: the EXIT handler (signals are accepted and never raised). */
+/**
+ * What `trap` recorded in one run: the EXIT handler, and the ERR handler (just-bash runs it
+ * through its `errTrap` option, after a command fails where `set -e` would exit). Signals are
+ * accepted and never raised.
+ */
 export interface Traps {
   exit: string | null;
+  err: string | null;
 }
 
 const SIGNALS = [
@@ -374,8 +379,9 @@ const SIGNALS = [
 
 /**
  * `trap [-p] [HANDLER] SIGNAL…`: an EXIT handler runs when the script ends, however it ends
- * (the engine runs it: see engine.ts). Other signals are accepted, since no signal reaches a
- * sandboxed script; ERR, DEBUG and RETURN handlers are recorded and never run.
+ * (the engine runs it: see engine.ts); an ERR handler runs after a failing command, as bash's
+ * does (not inside functions or subshells: no `set -E`). Other signals are accepted, since no
+ * signal reaches a sandboxed script; DEBUG and RETURN handlers are recorded and never run.
  */
 export function trapCommand(traps: Traps): Command {
   const others = new Map<string, string>();
@@ -387,6 +393,7 @@ export function trapCommand(traps: Traps): Command {
       if (traps.exit !== null && shown("EXIT")) lines.push(`trap -- ${quote(traps.exit)} EXIT`);
       for (const [sig, handler] of others)
         if (shown(sig)) lines.push(`trap -- ${quote(handler)} SIG${sig}`);
+      if (traps.err !== null && shown("ERR")) lines.push(`trap -- ${quote(traps.err)} ERR`);
       return { stdout: lines.length ? `${lines.join("\n")}\n` : "", stderr: "", exitCode: 0 };
     }
     if (args[0] === "-l") return { stdout: `${SIGNALS.join(" ")}\n`, stderr: "", exitCode: 0 };
@@ -397,6 +404,7 @@ export function trapCommand(traps: Traps): Command {
     for (const raw of reset && rest[0] !== "-" ? rest : rest.slice(1)) {
       const sig = raw.toUpperCase().replace(/^SIG/, "");
       if (sig === "EXIT" || sig === "0") traps.exit = handler;
+      else if (sig === "ERR") traps.err = handler;
       else if (SIGNALS.includes(sig) || /^\d+$/.test(sig)) {
         if (handler === null) others.delete(sig);
         else others.set(sig, handler);
