@@ -64,4 +64,25 @@ describe("Bash compatibility", () => {
     expect(next.status).toBe("ok");
     expect(next.stdout).toBe("still here\n");
   });
+
+  it("env and printenv list only exported variables, and export survives into the next run", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    const first = await sb.run(
+      "bash",
+      "env | cut -d= -f1 | sort | tr '\\n' ' '; echo; X=1; export Y=2; printenv Y; printenv X; echo rc=$?",
+    );
+    // bash's own variables ($?, IFS, OPTIND, BASHOPTS…) are the shell's, not the environment's.
+    expect(first.stdout).toBe("HOME OLDPWD PATH PWD \n2\nrc=1\n");
+    const second = await sb.run(
+      "bash",
+      "declare -p X Y; env | grep -c '^[XY]='; env Z=3 printenv Z; echo \"[$IFS]\" | od -c | head -1",
+    );
+    expect(second.stdout).toBe(
+      'declare -- X="1"\ndeclare -x Y="2"\n1\n3\n0000000   [      \\t  \\n   ]  \\n\n',
+    );
+    // A variable the script changed and did not export comes back unexported, quoting intact.
+    await sb.run("bash", "Q=\"it's  spaced\"; IFS=:");
+    const third = await sb.run("bash", 'printf "%s|" "$Q" "$IFS"; env | grep -c ^Q=');
+    expect(third.stdout).toBe("it's  spaced|:|0\n");
+  });
 });

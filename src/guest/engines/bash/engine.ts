@@ -14,24 +14,14 @@ import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { dataCommands } from "./data/index.js";
 import { diff } from "./diff.js";
+import { envCommands } from "./env-commands.js";
 import { extraCommands } from "./extra-commands.js";
 import { gnuWrappers } from "./gnu-wrappers.js";
-import { ETC_FILES, unixCommands } from "./unix-commands.js";
+import { EXPORTS_PROBE, ShellState } from "./shell-state.js";
+import { ETC_FILES, shellQuote, unixCommands } from "./unix-commands.js";
 import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
 
 const ROOT = "/workspace";
-/** Shell-internal variables that describe one exec and must not be carried to the next. */
-const TRANSIENT = new Set([
-  "?",
-  "_",
-  "OLDPWD",
-  "SHLVL",
-  "BASHPID",
-  "RANDOM",
-  "LINENO",
-  "SECONDS",
-  "PPID",
-]);
 
 function adapter(fs: InMemoryFs): GuestFs {
   const abs = (path: string) => `${ROOT}/${path}`;
@@ -140,10 +130,9 @@ function runnablePrefix(code: string): string | null {
   const error = syntaxError(code);
   if (!error) return null;
   const lines = code.split("\n");
-  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   const report =
-    `printf '%s\\n' ${quote(`bash: line ${error.line}: ${error.message}`)} ` +
-    `${quote(`bash: line ${error.line}: \`${lines[error.line - 1] ?? ""}'`)} >&2; exit 2`;
+    `printf '%s\\n' ${shellQuote(`bash: line ${error.line}: ${error.message}`)} ` +
+    `${shellQuote(`bash: line ${error.line}: \`${lines[error.line - 1] ?? ""}'`)} >&2; exit 2`;
   for (let end = error.line - 1, tries = 0; end > 0 && tries < PREFIX_TRIES; end--, tries++) {
     const prefix = lines.slice(0, end).join("\n");
     if (syntaxError(prefix) === null) return `${prefix}\n${report}`;
@@ -174,7 +163,7 @@ async function createInstance(): Promise<Engine> {
   const fs = new InMemoryFs();
   await fs.mkdir(ROOT, { recursive: true });
   const mirror = new WorkspaceMirror(adapter(fs));
-  let shellEnv: Record<string, string> = {};
+  const shell = new ShellState();
   let cwd = ROOT;
   let abort: AbortController | null = null;
 
@@ -202,7 +191,7 @@ async function createInstance(): Promise<Engine> {
         defenseInDepth: DEFENSE_IN_DEPTH,
         fs,
         cwd,
-        env: { HOME: ROOT, ...shellEnv, ...request.env },
+        env: { HOME: ROOT, ...shell.environment(), ...request.env },
         commands: AVAILABLE,
         customCommands: [
           ...unavailableCommands,
@@ -212,9 +201,11 @@ async function createInstance(): Promise<Engine> {
           ...wrapperCommands,
           ...gnuWrappers,
           ...archiveCommands,
+          ...envCommands,
           bc,
           diff,
           trapCommand(traps),
+          shell.probe,
         ],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
         errTrap: () => traps.err,
@@ -230,7 +221,9 @@ async function createInstance(): Promise<Engine> {
         // compound command's, so the script runs as one group. The brace shares the first line,
         // so line numbers in messages stay right.
         const script = request.code.replace(/\r\n/g, "\n");
-        const code = `{ ${runnablePrefix(script) ?? script}\n}`;
+        // The last run's unexported variables are assigned on that first line too, and the
+        // probe after the group records which variables the script left exported.
+        const code = `{ ${shell.assignments()}${runnablePrefix(script) ?? script}\n}\n${EXPORTS_PROBE} $?`;
         const result = await bash.exec(code, {
           signal: abort.signal,
           rawScript: true,
@@ -259,7 +252,7 @@ async function createInstance(): Promise<Engine> {
           run.output.write("stderr", withoutTuningHint(after.stderr));
           env = after.env ?? env;
         }
-        shellEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !TRANSIENT.has(k)));
+        shell.update(env);
         if (env.PWD) cwd = env.PWD;
         if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
         return { exitCode: result.exitCode, value: null, ...verdict };

@@ -8,6 +8,9 @@ export type Result = { stdout: string; stderr: string; exitCode: number };
 export type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
 
 const ok = (stdout: string): Result => ({ stdout, stderr: "", exitCode: 0 });
+/** Single-quotes a word for the shell. */
+export const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+
 export const fail = (name: string, message: string, exitCode = 1): Result => ({
   stdout: "",
   stderr: `${name}: ${message}\n`,

@@ -5,15 +5,12 @@
 // `trap` is a builtin just-bash lacks; its EXIT handler is run by the engine when the script ends.
 
 import { type Command, defineCommand, latin1FromBytes } from "just-bash";
-import { type Ctx, fail, type Result, readInput } from "./unix-commands.js";
+import { type Ctx, fail, type Result, readInput, shellQuote } from "./unix-commands.js";
 
 function original(ctx: Ctx, name: string, args: string[]): Promise<Result> {
   if (!ctx.origCommand) return Promise.resolve(fail(name, "not available", 127));
   return ctx.origCommand(args);
 }
-
-/** Single-quotes a word for the shell. */
-const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /** stdin, or a file's text (`-` is stdin); latin-1 keeps bytes as they are. */
 async function readText(ctx: Ctx, file: string): Promise<string> {
@@ -117,7 +114,7 @@ const xargs = defineCommand("xargs", async (args, ctx) => {
         : [...command, ...group];
     if (trace) stderr += `${words.join(" ")}\n`;
     if (!ctx.exec) return fail("xargs", "cannot run commands here", 127);
-    const r = await ctx.exec(words.map(quote).join(" "), { cwd: ctx.cwd });
+    const r = await ctx.exec(words.map(shellQuote).join(" "), { cwd: ctx.cwd });
     stdout += r.stdout;
     stderr += r.stderr;
     if (r.exitCode === 255) return { stdout, stderr, exitCode: 124 };
@@ -390,10 +387,11 @@ export function trapCommand(traps: Traps): Command {
       const only = new Set(args.slice(1).map((a) => a.toUpperCase().replace(/^SIG/, "")));
       const shown = (sig: string) => only.size === 0 || only.has(sig);
       const lines: string[] = [];
-      if (traps.exit !== null && shown("EXIT")) lines.push(`trap -- ${quote(traps.exit)} EXIT`);
+      if (traps.exit !== null && shown("EXIT"))
+        lines.push(`trap -- ${shellQuote(traps.exit)} EXIT`);
       for (const [sig, handler] of others)
-        if (shown(sig)) lines.push(`trap -- ${quote(handler)} SIG${sig}`);
-      if (traps.err !== null && shown("ERR")) lines.push(`trap -- ${quote(traps.err)} ERR`);
+        if (shown(sig)) lines.push(`trap -- ${shellQuote(handler)} SIG${sig}`);
+      if (traps.err !== null && shown("ERR")) lines.push(`trap -- ${shellQuote(traps.err)} ERR`);
       return { stdout: lines.length ? `${lines.join("\n")}\n` : "", stderr: "", exitCode: 0 };
     }
     if (args[0] === "-l") return { stdout: `${SIGNALS.join(" ")}\n`, stderr: "", exitCode: 0 };
