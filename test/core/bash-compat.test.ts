@@ -81,7 +81,7 @@ describe("Bash compatibility", () => {
       'declare -- X="1"\ndeclare -x Y="2"\n1\n3\n0000000   [      \\t  \\n   ]  \\n\n',
     );
     // A variable the script changed and did not export comes back unexported, quoting intact.
-    await sb.run("bash", "Q=\"it's  spaced\"; IFS=:");
+    await sb.run("bash", 'Q="it\'s  spaced"; IFS=:');
     const third = await sb.run("bash", 'printf "%s|" "$Q" "$IFS"; env | grep -c ^Q=');
     expect(third.stdout).toBe("it's  spaced|:|0\n");
   });
