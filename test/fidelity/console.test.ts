@@ -58,6 +58,16 @@ const PROGRAMS: [string, string][] = [
 /** More programs: the ratio over all of them must stay at or over THRESHOLD. */
 const MORE: [string, string][] = [
   [
+    "ArrayBuffer and DataView print their lengths as plain keys",
+    `console.log(new ArrayBuffer(4), new ArrayBuffer(0), new DataView(new ArrayBuffer(2)), {buf: new ArrayBuffer(1)});`,
+  ],
+  ["symbol keys in brackets", `console.log({[Symbol("k")]: 1, a: 2}, {[Symbol.iterator]: 0});`],
+  [
+    "Buffers print as Node's",
+    `console.log(Buffer.from([1, 2, 255]), Buffer.alloc(60), Buffer.alloc(51), [Buffer.from("hi")], {b: Buffer.alloc(0)});`,
+  ],
+  ["Blob values", `console.log(new Blob(["abc"]), [new Blob([], {type: "text/plain"})]);`],
+  [
     "deeply nested objects stop at depth 2",
     `console.log({l1: {l2: {l3: {l4: {l5: 1}}}}}); console.log([[[[[1]]]]]);`,
   ],

@@ -735,6 +735,104 @@ const CASES: [string, string][] = [
   [
     "debounce-like timer logic",
     `let last; function debounce(f,ms){ let t; return (...a)=>{ clearTimeout(t); t=setTimeout(()=>f(...a),ms) } } const d=debounce(x=>console.log("called",x),10); d(1); d(2); d(3);`,
+  ], // Node's globals and built-in modules
+  [
+    "Buffer base64, hex, utf8 lengths and concat",
+    `const b = Buffer.from("héllo wörld"); console.log(Buffer.from("hi").toString("base64"), b.length, b.toString("hex"), Buffer.byteLength("héllo"), Buffer.concat([Buffer.from("a"), Buffer.from("b")]).toString(), Buffer.from("aGVsbG8=", "base64").toString());`,
+  ],
+  [
+    "Buffer base64url, compare, numbers and JSON",
+    `const b = Buffer.alloc(8); b.writeUInt32BE(0xdeadbeef, 0); b.writeInt16LE(-2, 4); console.log(Buffer.from("héllo?>").toString("base64url"), Buffer.from("aMOpbGxvPz4", "base64url").toString(), Buffer.compare(Buffer.from("a"), Buffer.from("b")), b.readUInt32BE(0).toString(16), JSON.stringify(Buffer.from("ab")), Buffer.isBuffer(b), require("buffer").Buffer === Buffer);`,
+  ],
+  [
+    "fs.readFileSync without an encoding gives a Buffer",
+    `const fs = require("fs"); fs.writeFileSync("d.json", JSON.stringify({a: 1})); const raw = fs.readFileSync("d.json"); console.log(Buffer.isBuffer(raw), JSON.parse(raw), raw.toString("utf8")); fs.unlinkSync("d.json");`,
+  ],
+  [
+    "crypto hashes and hmac",
+    `const c = require("crypto"); console.log(c.createHash("sha256").update("hello").digest("hex"), c.createHash("md5").update("hello").digest("hex"), c.createHash("sha1").update("a").update("b").digest("base64"), c.createHash("sha512").update(Buffer.from("x")).digest("hex").length, c.createHmac("sha256", "key").update("data").digest("hex"));`,
+  ],
+  [
+    "crypto random values have the right shapes",
+    `const c = require("node:crypto"); const n = c.randomInt(10); const a = crypto.getRandomValues(new Uint8Array(8)); console.log(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(crypto.randomUUID()), c.randomUUID().length, c.randomBytes(16).length, c.randomBytes(4).toString("hex").length, n >= 0 && n < 10, a.length, typeof crypto.getRandomValues);`,
+  ],
+  [
+    "CommonJS scope of a script",
+    `console.log(typeof module, typeof exports, typeof __filename, typeof __dirname, module.exports === exports, typeof require.resolve); module.exports = {a: 1}; console.log(module.exports, global === globalThis);`,
+  ],
+  [
+    "process facts a program branches on",
+    `console.log(process.platform, typeof process.version, process.version.startsWith("v"), typeof process.versions.node, typeof process.hrtime(), typeof process.hrtime.bigint(), typeof process.memoryUsage().heapUsed, typeof process.uptime(), typeof process.pid);`,
+  ],
+  [
+    "process.nextTick and setImmediate",
+    `setImmediate(() => console.log("immediate")); process.nextTick(() => console.log("tick")); Promise.resolve().then(() => console.log("micro")); console.log("sync");`,
+  ],
+  [
+    "timers are objects with unref",
+    `const t = setTimeout(() => console.log("never"), 10); console.log(typeof t, typeof t.unref, t.unref() === t); clearTimeout(t); const i = setInterval(() => { console.log("iv"); clearInterval(i); }, 5);`,
+  ],
+  [
+    "os module",
+    `const os = require("os"); console.log(JSON.stringify(os.EOL), os.platform(), os.type(), typeof os.tmpdir(), os.cpus().length > 0, typeof os.homedir());`,
+  ],
+  [
+    "path posix functions",
+    `const path = require("path"); console.log(path.join("/a", "b", "../c"), path.resolve("/x", "y"), path.relative("/a/b", "/a/c/d"), path.parse("/home/u/f.txt"), path.format({dir: "/x", base: "y.js"}), path.extname("a.tar.gz"), path.basename("/a/b.js", ".js"), path.sep, path.delimiter);`,
+  ],
+  [
+    "util format, inspect, promisify, types",
+    `const util = require("util"); const sleep = util.promisify((ms, cb) => setTimeout(() => cb(null, ms), ms)); console.log(util.format("%s=%d", "x", 5), util.inspect({a: [1, 2]}), util.types.isDate(new Date()), util.isDeepStrictEqual({a: [1]}, {a: [1]}), util.isDeepStrictEqual([1], ["1"])); sleep(5).then((v) => console.log("slept", v));`,
+  ],
+  [
+    "events EventEmitter",
+    `const EventEmitter = require("events"); class My extends EventEmitter {} const e = new My(); e.on("x", (v) => console.log("x", v)); e.once("x", () => console.log("once")); e.emit("x", 1); e.emit("x", 2); console.log(e.listenerCount("x"), EventEmitter.EventEmitter === EventEmitter, e instanceof EventEmitter);`,
+  ],
+  [
+    "assert passes and fails",
+    `const assert = require("assert"); assert.strictEqual(1, 1); assert.deepStrictEqual({a: [1, new Map([[1, 2]])]}, {a: [1, new Map([[1, 2]])]}); assert.throws(() => { throw new TypeError("t"); }, TypeError); console.log("ok"); try { assert.strictEqual(1, 2); } catch (e) { console.log(e.name, e.code, e.message); } try { assert.deepStrictEqual([1], ["1"]); } catch (e) { console.log(e.code); } try { assert(false, "custom"); } catch (e) { console.log(e.message); }`,
+  ],
+  ["throws: a failed assertion", `const assert = require("assert"); assert.strictEqual(1, 2);`],
+  [
+    "url, querystring, string_decoder",
+    `const { URL, fileURLToPath } = require("url"); const qs = require("querystring"); const { StringDecoder } = require("string_decoder"); const d = new StringDecoder("utf8"); console.log(new URL("https://x.org/a?b=1").searchParams.get("b"), fileURLToPath("file:///tmp/a%20b.txt"), qs.parse("a=1&b=2&a=3"), qs.stringify({x: 1, y: [2, 3]}), d.write(Buffer.from([0xe2, 0x82])) + d.end(Buffer.from([0xac])));`,
+  ],
+  [
+    "timers/promises",
+    `const { setTimeout: sleep } = require("timers/promises"); (async () => { const v = await sleep(5, "value"); console.log(v); })();`,
+  ],
+  [
+    "AbortController and AbortSignal",
+    `const ac = new AbortController(); ac.signal.addEventListener("abort", () => console.log("aborted", ac.signal.aborted)); ac.abort(); console.log(ac.signal.reason.name, ac.signal.reason.message, AbortSignal.abort().aborted); try { ac.signal.throwIfAborted(); } catch (e) { console.log("thrown", e.name); }`,
+  ],
+  [
+    "EventTarget, Event and CustomEvent",
+    `const t = new EventTarget(); const f = (e) => console.log("got", e.type, e.detail); t.addEventListener("x", f); t.addEventListener("y", () => console.log("once"), {once: true}); t.dispatchEvent(new CustomEvent("x", {detail: 7})); t.dispatchEvent(new Event("y")); t.dispatchEvent(new Event("y")); t.removeEventListener("x", f); console.log(t.dispatchEvent(new Event("x")));`,
+  ],
+  [
+    "Blob size, type, text and slice",
+    `const b = new Blob(["hello ", "world"], {type: "Text/Plain"}); console.log(b.size, b.type); b.slice(0, 5).text().then(console.log); b.arrayBuffer().then((a) => console.log(a.byteLength));`,
+  ],
+  [
+    "console group, count, assert",
+    `console.group("G"); console.log("inside"); console.group(); console.log("deeper\\nlines"); console.groupEnd(); console.groupEnd(); console.log("out"); console.count(); console.count(); console.count("x"); console.countReset(); console.count(); console.assert(1 === 2, "nope"); console.assert(true, "silent"); console.log(typeof console.time, typeof console.timeEnd);`,
+  ],
+  [
+    "custom error with Error.captureStackTrace",
+    `class AppError extends Error { constructor(m) { super(m); this.name = "AppError"; Error.captureStackTrace(this, AppError); } } const e = new AppError("failed"); console.log(e.stack.split("\\n")[0], e instanceof AppError, String(e));`,
+  ],
+  // Intl beyond en
+  [
+    "Intl.RelativeTimeFormat and ListFormat",
+    `const r = new Intl.RelativeTimeFormat("en", {numeric: "auto"}); console.log(r.format(-1, "day"), r.format(3, "week"), new Intl.RelativeTimeFormat("de").format(-2, "day"), new Intl.ListFormat("en", {style: "long", type: "conjunction"}).format(["a", "b", "c"]), new Intl.ListFormat("fr").format(["a", "b", "c"]));`,
+  ],
+  [
+    "Intl number formats of other locales",
+    `console.log(new Intl.NumberFormat("de-DE", {style: "currency", currency: "EUR"}).format(1234.5), (1234567.891).toLocaleString("de-DE"), (1234567.891).toLocaleString("fr-FR"), (1234567.891).toLocaleString("en-IN"), new Intl.NumberFormat("ja-JP", {style: "currency", currency: "JPY"}).format(1234), (0.25).toLocaleString("es-ES", {style: "percent"}), (1234.5).toLocaleString("pt-BR", {style: "currency", currency: "BRL"}));`,
+  ],
+  [
+    "Intl date formats of other locales",
+    `const d = new Date(Date.UTC(2024, 0, 15, 13, 5)); console.log(d.toLocaleDateString("de-DE"), d.toLocaleDateString("en-GB"), d.toLocaleDateString("ja-JP"), d.toLocaleDateString("fr-FR", {weekday: "long", day: "numeric", month: "long", year: "numeric"}), d.toLocaleString("en-GB", {timeZone: "UTC"}), d.toLocaleDateString("zh-CN"), d.toLocaleDateString("nl-NL", {month: "long"}), d.toLocaleDateString("it-IT"));`,
   ],
 ];
 

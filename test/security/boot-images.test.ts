@@ -39,6 +39,16 @@ describe("T32 boot images", () => {
     expect(draws[0]).not.toBe(draws[1]);
   }, 120_000);
 
+  it("each fresh JavaScript interpreter draws its own crypto randomness", async () => {
+    const code =
+      "const a = new Uint8Array(16); crypto.getRandomValues(a); console.log(crypto.randomUUID(), Array.from(a).join(), require('crypto').randomBytes(8).toString('hex'))";
+    const draws = [await fresh("javascript", code), await fresh("javascript", code)];
+    expect(draws[0]).toMatch(/^[0-9a-f-]{36} [\d,]+ [0-9a-f]{16}$/);
+    expect(draws[0]).not.toBe(draws[1]);
+    for (const [i, part] of draws[0]!.split(" ").entries())
+      expect(part).not.toBe(draws[1]!.split(" ")[i]);
+  }, 120_000);
+
   it("what a guest does to its interpreter's set-up is not in the next one's", async () => {
     await fresh(
       "javascript",

@@ -1,6 +1,7 @@
 // T13 QuickJS surface: what guest JavaScript can touch. Its `process` is a small fake (not the
-// host's), `require` serves only fs, fs/promises and path (workspace-only), and no function it
-// can reach leads to a host Function or realm: every constructor chain ends in QuickJS's own.
+// host's), `require` serves only the modules the prelude implements in the guest (fs and
+// fs/promises workspace-only, path, buffer, crypto, os...), and no function it can reach leads to
+// a host Function or realm: every constructor chain ends in QuickJS's own.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   expectRuntimeAnswers,
@@ -34,17 +35,17 @@ function json(inspected: string | null): unknown {
   return JSON.parse(inspected!.slice(1, -1));
 }
 
-it("T13 QuickJS process: the guest's process is a fake with no versions, binding, dlopen or pid", async () => {
+it("T13 QuickJS process: the guest's process is a fake: no binding, dlopen, getBuiltinModule or mainModule, and its facts are constants", async () => {
   expect(
     await value(
-      "JSON.stringify([typeof process.versions, typeof process.binding, typeof process.dlopen, typeof process.pid, typeof process.getBuiltinModule, typeof process.mainModule, process.platform, Object.keys(process).sort()])",
+      "JSON.stringify([typeof process.binding, typeof process.dlopen, typeof process.getBuiltinModule, typeof process.mainModule, typeof process.kill, typeof process.chdir, process.platform, process.pid, process.versions, process.execPath])",
     ),
   ).toBe(
-    `'["undefined","undefined","undefined","undefined","undefined","undefined","polybox",["argv","cwd","env","exit","exitCode","platform","stderr","stdout"]]'`,
+    `'["undefined","undefined","undefined","undefined","undefined","undefined","linux",1,{"node":"20.0.0","quickjs":"2024-01-13"},"/usr/local/bin/node"]'`,
   );
 });
 
-it("T13 QuickJS require: every module but fs, fs/promises and path fails", async () => {
+it("T13 QuickJS require: only the modules the sandbox implements load; every other fails", async () => {
   const denied = [
     "child_process",
     "node:child_process",
@@ -52,7 +53,6 @@ it("T13 QuickJS require: every module but fs, fs/promises and path fails", async
     "http",
     "https",
     "http2",
-    "os",
     "vm",
     "worker_threads",
     "module",
@@ -62,10 +62,6 @@ it("T13 QuickJS require: every module but fs, fs/promises and path fails", async
     "dgram",
     "tls",
     "process",
-    "crypto",
-    "url",
-    "util",
-    "buffer",
     "wasi",
     "cluster",
     "../../dist/index.js",
@@ -82,22 +78,24 @@ it("T13 QuickJS require: every module but fs, fs/promises and path fails", async
   expect(json(out)).toEqual(denied.map(() => "MODULE_NOT_FOUND"));
   expect(
     await value(
-      "[typeof require('fs').readFileSync, typeof require('node:fs/promises').readFile, require('path').join('a', 'b')]",
+      "[typeof require('fs').readFileSync, typeof require('node:fs/promises').readFile, require('path').join('a', 'b'), require('os').hostname(), require('os').cpus().length]",
     ),
-  ).toBe("[ 'function', 'function', 'a/b' ]");
+  ).toBe("[ 'function', 'function', 'a/b', 'polybox', 1 ]");
 });
 
 it("T13 QuickJS Function-to-host: constructors of every provided function are QuickJS's own Function", async () => {
   const out = await value(`{
     const fs = require("fs");
-    const fns = [console.log, require, process.exit, process.cwd, process.stdout.write, fs.readFileSync, fs.promises.readFile, setTimeout, TextEncoder, require("path").join, fetch, Headers, Request, Response];
+    const fns = [console.log, require, process.exit, process.cwd, process.stdout.write, fs.readFileSync, fs.promises.readFile, setTimeout, TextEncoder, require("path").join, fetch, Headers, Request, Response, crypto.getRandomValues, require("crypto").createHash, require("crypto").randomBytes, require("os").cpus, require("util").promisify, require("assert").strictEqual, Buffer.from, Buffer.alloc, require("events").prototype.emit, EventTarget, AbortController, Blob];
     const hostError = (() => { try { fs.readFileSync("/etc/passwd"); } catch (e) { return e; } })();
     const realm = Function("return this")();
     JSON.stringify({
       allOwnFunction: fns.every((f) => f.constructor === Function && Object.getPrototypeOf(f) === Function.prototype),
       errorIsOwn: hostError instanceof Error && hostError.constructor === Error,
       realmIsGlobal: realm === globalThis,
-      hostGlobals: ["__polybox", "WebAssembly", "Buffer", "global", "module", "exports", "__dirname", "importScripts", "Deno", "Bun"].filter((k) => k in realm),
+      hostGlobals: ["__polybox", "WebAssembly", "importScripts", "Deno", "Bun", "__polyboxNode"].filter((k) => k in realm),
+      // Node's CommonJS globals are the guest's own values, not the host's.
+      commonjs: [global === globalThis, typeof module.exports, Object.getPrototypeOf(module) === Object.prototype, __dirname, Buffer.from("x").constructor === Buffer, Object.getPrototypeOf(Buffer.prototype) === Uint8Array.prototype],
       viaConstructor: this.constructor.constructor("return typeof __polybox + ',' + typeof WebAssembly")(),
       viaAsync: typeof (async () => {}).constructor("return 1"),
       viaGenerator: typeof (function* () {}).constructor("yield 1"),
@@ -108,6 +106,7 @@ it("T13 QuickJS Function-to-host: constructors of every provided function are Qu
     errorIsOwn: true,
     realmIsGlobal: true,
     hostGlobals: [],
+    commonjs: [true, "object", true, "/workspace", true, true],
     viaConstructor: "undefined,undefined",
     viaAsync: "function",
     viaGenerator: "function",

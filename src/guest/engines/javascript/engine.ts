@@ -5,6 +5,7 @@
 // reach the guest through QuickJS's interrupt handler; memory through the runtime's limit and the
 // worker's WASM memory guard.
 
+import { randomFillSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import {
@@ -48,11 +49,35 @@ const INSPECT_SOURCE = `(function (URL) {
   const stub = typeof Atomics === "undefined";
   if (stub) globalThis.Atomics = {};
   try {
-${readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8")}
+${asNode20(readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8"))}
   } finally {
     if (stub) delete globalThis.Atomics;
   }
 }).call(globalThis, class URL {})`;
+
+/**
+ * node-inspect-extracted follows a newer Node than 20 in two places: it prints an ArrayBuffer's
+ * and a DataView's byteLength (byteOffset, buffer) in brackets, as hidden properties, where Node
+ * 20 prints them as plain keys (typed arrays' keep their brackets under showHidden in both); and
+ * it prints a symbol key bare, where Node 20 puts it in brackets (`[Symbol(k)]: 1`).
+ * Each edit must apply, so a new release of the package fails the build instead of drifting.
+ */
+function asNode20(source: string): string {
+  // The bundle's own template literals, matched and replaced as text.
+  const edits: [string, string][] = [
+    ["return n+`{ [byteLength]: ${", "return n+`{ byteLength: ${"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
+    ['`${t.stylize(`[${r}]`,"string")}: ${i}`', '`${an(e)?t.stylize(`[${r}]`,"string"):r}: ${i}`'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
+    ['s=t.stylize(e,"symbol")}', 's=`[${t.stylize(e,"symbol")}]`}'],
+  ];
+  for (const [from, to] of edits) {
+    if (!source.includes(from))
+      throw new Error(`node-inspect-extracted changed: ${from} not found`);
+    source = source.replace(from, to);
+  }
+  return source;
+}
 
 /** Everything a new context evaluates before it is ready: what a boot image stands in for. */
 const SETUP_SOURCE = `${INSPECT_SOURCE}\0${PRELUDE_SOURCE}`;
@@ -592,6 +617,14 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
     else if (data && ctx.typeof(data) === "object") item.data = bytesOf(ctx, data);
     hooks.display(item);
     return undefined;
+  });
+  // Entropy for crypto.getRandomValues, randomUUID and randomBytes: drawn from this process's
+  // CSPRNG at each call, so no interpreter, boot image or captured state holds a seed to replay.
+  fn("random", (count) => {
+    const n = Math.max(0, Math.min(Math.floor(ctx.getNumber(count!)) || 0, 65536));
+    const bytes = new Uint8Array(n);
+    randomFillSync(bytes);
+    return ctx.newArrayBuffer(bytes.buffer);
   });
   fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
   fn("decode", (bytes) => ctx.newString(decoder.decode(bytesOf(ctx, bytes!))));

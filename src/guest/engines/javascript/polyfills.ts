@@ -1,10 +1,13 @@
 // Worker side: the sources of the globals QuickJS lacks, which the prelude evaluates in a context
 // the first time guest code touches one of them (so a context that never uses `Intl` never pays
-// for it). `web` (URL, URLSearchParams, structuredClone: core-js) and `intl` (ECMA-402 with en
-// data: FormatJS) are bundled at build time by wasm/polyfills.mjs into dist/, next to this
-// file; `collator` is polybox's own (no maintained Intl.Collator polyfill exists).
+// for it). `web` (URL, URLSearchParams, structuredClone: core-js), `intl` (ECMA-402 with en
+// data: FormatJS), `intl-<locale>` (another locale's data, loaded when a program names it) and
+// `node` (Buffer, events, path, querystring, string_decoder, hashes: their npm ports) are
+// bundled at build time by wasm/polyfills.mjs into dist/, next to this file; `collator` is
+// polybox's own (no maintained Intl.Collator polyfill exists).
 
 import { readFileSync } from "node:fs";
+import { INTL_LOCALES } from "./prelude.js";
 
 /**
  * Intl.Collator for the root collation as ICU applies it to Latin text: strings compare by their
@@ -74,12 +77,14 @@ const COLLATOR_SOURCE = String.raw`(() => {
   return Collator;
 })()`;
 
+const BUNDLES = new Set(["web", "intl", "node", ...INTL_LOCALES.map((l) => `intl-${l}`)]);
+
 const cache = new Map<string, string>();
 
 /** The source of one polyfill, read once per worker; throws for a name that is not one. */
 export function polyfillSource(name: string): string {
   if (name === "collator") return COLLATOR_SOURCE;
-  if (name !== "web" && name !== "intl") throw new Error(`no polyfill named ${name}`);
+  if (!BUNDLES.has(name)) throw new Error(`no polyfill named ${name}`);
   let source = cache.get(name);
   if (source === undefined) {
     source = readFileSync(new URL(`./polyfills/${name}.js`, import.meta.url), "utf8");

@@ -5,6 +5,22 @@
 // Values print as Node prints them: `util.inspect` and `util.format` come from
 // node-inspect-extracted (Node's own code, packaged for other runtimes), evaluated first.
 
+/** The locales with Intl data besides en, one bundle each (wasm/polyfills.mjs builds them). */
+export const INTL_LOCALES = [
+  "de",
+  "fr",
+  "es",
+  "it",
+  "pt",
+  "nl",
+  "ja",
+  "zh",
+  "ko",
+  "ru",
+  "en-GB",
+  "en-IN",
+];
+
 export const PRELUDE_SOURCE = String.raw`
 (() => {
   const host = globalThis.__polybox;
@@ -23,7 +39,8 @@ export const PRELUDE_SOURCE = String.raw`
   // (brackets around a stack with no frames, the error's own properties after it).
   Object.defineProperty(Error.prototype, nodeUtil.inspect.custom, {
     value(depth, options) {
-      const head = String(this.name) + ": " + String(this.message);
+      // Node's own errors (AssertionError here) show their code beside their name.
+      const head = String(this.name) + (this instanceof AssertionError ? " [" + this.code + "]" : "") + ": " + String(this.message);
       const frames = typeof this.stack === "string" ? this.stack.trimEnd() : "";
       const stack = frames.startsWith(head) || /^\w*(Error|Exception)\b/.test(frames) ? frames : frames ? head + "\n" + frames : head;
       const own = Object.getOwnPropertyDescriptor(this, "stack");
@@ -113,14 +130,38 @@ export const PRELUDE_SOURCE = String.raw`
     return renderTable(head, columns);
   };
 
+  // console as Node's: group indents every line written after it, count/time keep their labels.
+  let indent = "";
+  const emit = (stream, text) => write(stream, indent ? text.replace(/^(?=.)/gm, indent) : text);
+  const counts = new Map();
+  const timings = new Map();
+  const elapsed = (label) => {
+    const ms = performance.now() - timings.get(label);
+    return ms >= 1000 ? (ms / 1000).toFixed(3) + "s" : ms.toFixed(3) + "ms";
+  };
+  const warnOnce = (text) => emit("stderr", "(node:" + process.pid + ") Warning: " + text + "\n");
   const console = {
-    log: (...a) => write("stdout", format(a)),
-    info: (...a) => write("stdout", format(a)),
-    debug: (...a) => write("stdout", format(a)),
-    error: (...a) => write("stderr", format(a)),
-    warn: (...a) => write("stderr", format(a)),
-    table: (data, properties) => write("stdout", tableOf(data, properties) + "\n"),
-    dir: (v, options) => write("stdout", nodeUtil.inspect(v, options) + "\n"),
+    log: (...a) => emit("stdout", format(a)),
+    info: (...a) => emit("stdout", format(a)),
+    debug: (...a) => emit("stdout", format(a)),
+    error: (...a) => emit("stderr", format(a)),
+    warn: (...a) => emit("stderr", format(a)),
+    table: (data, properties) => emit("stdout", tableOf(data, properties) + "\n"),
+    dir: (v, options) => emit("stdout", nodeUtil.inspect(v, { customInspect: false, ...options }) + "\n"),
+    dirxml: (...a) => emit("stdout", format(a)),
+    group: (...a) => { if (a.length) emit("stdout", format(a)); indent += "  "; },
+    groupCollapsed: (...a) => { if (a.length) emit("stdout", format(a)); indent += "  "; },
+    groupEnd: () => { indent = indent.slice(0, -2); },
+    count: (label = "default") => { label = String(label); counts.set(label, (counts.get(label) || 0) + 1); emit("stdout", label + ": " + counts.get(label) + "\n"); },
+    countReset: (label = "default") => { label = String(label); if (counts.has(label)) counts.set(label, 0); else warnOnce("Count for '" + label + "' does not exist"); },
+    time: (label = "default") => { label = String(label); if (timings.has(label)) warnOnce("Label '" + label + "' already exists for console.time()"); else timings.set(label, performance.now()); },
+    timeLog: (label = "default", ...a) => { label = String(label); if (!timings.has(label)) return warnOnce("No such label '" + label + "' for console.timeLog()"); emit("stdout", format([label + ": " + elapsed(label), ...a])); },
+    timeEnd: (label = "default") => { label = String(label); if (!timings.has(label)) return warnOnce("No such label '" + label + "' for console.timeEnd()"); emit("stdout", label + ": " + elapsed(label) + "\n"); timings.delete(label); },
+    assert: (ok, ...a) => { if (!ok) { if (typeof a[0] === "string") a[0] = "Assertion failed: " + a[0]; else a.unshift("Assertion failed"); emit("stderr", format(a)); } },
+    trace: (...a) => {
+      const frames = String(new Error().stack || "").split("\n").slice(1).filter(Boolean).join("\n");
+      emit("stderr", "Trace" + (a.length ? ": " + nodeUtil.format(...a) : "") + (frames ? "\n" + frames : "") + "\n");
+    },
   };
 
   const call = (op, ...args) => {
@@ -148,10 +189,10 @@ export const PRELUDE_SOURCE = String.raw`
       const enc = encodingOf(options);
       if (path === 0 || path === "/dev/stdin") {
         const text = host.stdin();
-        return enc ? text : new Uint8Array(host.encode(text));
+        return enc ? text : BufferOf().from(host.encode(text));
       }
       if (enc) return call("readText", path);
-      return new Uint8Array(host.readBytes(path));
+      return BufferOf().from(host.readBytes(path));
     },
     writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : host.writeBytes(path, d, false); },
     appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : host.writeBytes(path, d, true); },
@@ -178,42 +219,374 @@ export const PRELUDE_SOURCE = String.raw`
   const fs = { ...sync, promises, constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 } };
   promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(Object.assign(new Error("ENOENT: no such file or directory, access '" + path + "'"), { code: "ENOENT" }))));
 
-  const normalize = (p) => {
-    const abs = p.startsWith("/");
-    const out = [];
-    for (const part of p.split("/")) {
-      if (!part || part === ".") continue;
-      if (part === "..") { if (out.length && out[out.length - 1] !== "..") out.pop(); else if (!abs) out.push(".."); }
-      else out.push(part);
+  // Node's built-in modules whose ports live in the "node" polyfill bundle (Buffer, events, path,
+  // querystring, string_decoder, hashes), evaluated the first time a program reaches for one.
+  let nodeParts = null;
+  const node = () => {
+    if (nodeParts === null) {
+      evalGlobal(host.polyfill("node"));
+      nodeParts = globalThis.__polyboxNode;
+      delete globalThis.__polyboxNode;
+      const B = nodeParts.Buffer;
+      // Where the buffer package differs from Node's Buffer: base64url, and how it prints.
+      const original = { from: B.from, byteLength: B.byteLength, isEncoding: B.isEncoding, toString: B.prototype.toString, write: B.prototype.write };
+      const fromUrl = (s) => String(s).replace(/-/g, "+").replace(/_/g, "/");
+      const isUrl = (e) => typeof e === "string" && e.toLowerCase() === "base64url";
+      Object.defineProperty(B, "from", hidden(function from(value, encoding, length) { return fromCall(this, value, isUrl(encoding) ? "base64" : encoding, length, isUrl(encoding)); }));
+      const fromCall = (self, value, encoding, length, url) => original.from.call(self, url ? fromUrl(value) : value, encoding, length);
+      Object.defineProperty(B, "byteLength", hidden(function byteLength(value, encoding) { return isUrl(encoding) ? original.byteLength.call(this, fromUrl(value), "base64") : original.byteLength.call(this, value, encoding); }));
+      Object.defineProperty(B, "isEncoding", hidden(function isEncoding(encoding) { return isUrl(encoding) || original.isEncoding.call(this, encoding); }));
+      Object.defineProperty(B.prototype, "toString", hidden(function toString(encoding, start, end) {
+        if (!isUrl(encoding)) return original.toString.call(this, encoding, start, end);
+        return original.toString.call(this, "base64", start, end).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      }));
+      Object.defineProperty(B.prototype, "write", hidden(function write(string, offset, length, encoding) {
+        if (isUrl(encoding)) return original.write.call(this, fromUrl(string), offset, length, "base64");
+        if (isUrl(length)) return original.write.call(this, fromUrl(string), offset, "base64");
+        if (isUrl(offset)) return original.write.call(this, fromUrl(string), "base64");
+        return original.write.call(this, string, offset, length, encoding);
+      }));
+      Object.defineProperty(B.prototype, nodeUtil.inspect.custom, hidden(function inspect() {
+        const max = 50, shown = Math.min(max, this.length), rest = this.length - shown;
+        let out = "";
+        for (let i = 0; i < shown; i++) out += (i ? " " : "") + (this[i] < 16 ? "0" : "") + this[i].toString(16);
+        return "<" + this.constructor.name + " " + out + (rest > 0 ? " ... " + rest + " more byte" + (rest > 1 ? "s" : "") : "") + ">";
+      }));
     }
-    return (abs ? "/" : "") + out.join("/") || (abs ? "/" : ".");
+    return nodeParts;
   };
-  const path = {
-    sep: "/",
-    join: (...parts) => normalize(parts.filter(Boolean).join("/")),
-    resolve: (...parts) => { let r = "/workspace"; for (const p of parts) r = p.startsWith("/") ? p : r + "/" + p; return normalize(r); },
-    normalize,
-    dirname: (p) => { const i = p.replace(/\/+$/, "").lastIndexOf("/"); return i < 0 ? "." : i === 0 ? "/" : p.slice(0, i); },
-    basename: (p, ext) => { const b = p.replace(/\/+$/, "").split("/").pop(); return ext && b.endsWith(ext) ? b.slice(0, -ext.length) : b; },
-    extname: (p) => { const b = p.split("/").pop(); const i = b.lastIndexOf("."); return i <= 0 ? "" : b.slice(i); },
-    isAbsolute: (p) => p.startsWith("/"),
-  };
-  path.posix = path;
+  const BufferOf = () => node().Buffer;
 
-  const modules = { fs, "fs/promises": promises, path };
+  const randomFill = (view) => {
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    for (let at = 0; at < bytes.length; at += 65536) bytes.set(new Uint8Array(host.random(Math.min(65536, bytes.length - at))), at);
+    return view;
+  };
+  const getRandomValues = (view) => {
+    if (!ArrayBuffer.isView(view) || view instanceof DataView || view instanceof Float32Array || view instanceof Float64Array) {
+      const e = new TypeError("The data argument must be an integer-type TypedArray");
+      e.code = "ERR_INVALID_ARG_TYPE";
+      throw e;
+    }
+    if (view.byteLength > 65536) {
+      const e = new Error("The ArrayBufferView's byte length (" + view.byteLength + ") exceeds the number of bytes of entropy available via this API (65536)");
+      e.name = "QuotaExceededError";
+      throw e;
+    }
+    return randomFill(view);
+  };
+  const hex = (bytes) => Array.from(bytes, (b) => (b < 16 ? "0" : "") + b.toString(16)).join("");
+  const randomUUID = () => {
+    const b = randomFill(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = hex(b);
+    return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
+  };
+  const webcrypto = { getRandomValues, randomUUID };
+  Object.defineProperty(webcrypto, Symbol.toStringTag, { value: "Crypto", configurable: true });
+
+  const argError = (message, code = "ERR_INVALID_ARG_TYPE", Kind = TypeError) => Object.assign(new Kind(message), { code });
+  const hashOf = (algorithm) => {
+    const fn = node().hashes[String(algorithm).toLowerCase()];
+    if (!fn) throw argError("Digest method not supported", "ERR_OSSL_EVP_UNSUPPORTED", Error);
+    return fn;
+  };
+  const bytesOf = (data, encoding) => {
+    if (typeof data === "string") return BufferOf().from(data, encoding);
+    if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (data instanceof ArrayBuffer) return new Uint8Array(data);
+    throw argError('The "data" argument must be of type string or an instance of Buffer, TypedArray, or DataView.');
+  };
+  class Hash {
+    constructor(state) { this._state = state; this._done = false; }
+    update(data, encoding) {
+      if (this._done) throw argError("Digest already called", "ERR_CRYPTO_HASH_FINALIZED", Error);
+      this._state.update(bytesOf(data, encoding));
+      return this;
+    }
+    digest(encoding) {
+      if (this._done) throw argError("Digest already called", "ERR_CRYPTO_HASH_FINALIZED", Error);
+      this._done = true;
+      const out = BufferOf().from(this._state.digest());
+      return encoding === undefined || encoding === "buffer" ? out : out.toString(encoding);
+    }
+    copy() { return new Hash(this._state.clone()); }
+  }
+  const HASHES = ["md5", "ripemd160", "rmd160", "sha1", "sha224", "sha256", "sha3-256", "sha3-512", "sha384", "sha512"];
+  const crypto = {
+    webcrypto, getRandomValues, randomUUID,
+    createHash: (algorithm) => new Hash(hashOf(algorithm).create()),
+    createHmac: (algorithm, key) => new Hash(node().hmac.create(hashOf(algorithm), bytesOf(key))),
+    hash: (algorithm, data, encoding = "hex") => new Hash(hashOf(algorithm).create()).update(data).digest(encoding),
+    getHashes: () => HASHES.slice(),
+    randomBytes: (size, callback) => {
+      const out = randomFill(BufferOf().alloc(size));
+      if (typeof callback === "function") { setTimeout(() => callback(null, out)); return undefined; }
+      return out;
+    },
+    randomFillSync: (view, offset = 0, size) => { const v = new Uint8Array(view.buffer || view, view.byteOffset || 0, view.byteLength); randomFill(v.subarray(offset, size === undefined ? undefined : offset + size)); return view; },
+    randomInt: (min, max, callback) => {
+      if (max === undefined || typeof max === "function") { callback = max; max = min; min = 0; }
+      if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || max <= min || max - min > 2 ** 48) {
+        throw argError('The value of "max" is out of range. It must be greater than the value of "min" (' + min + ") and less than or equal to 2^48. Received " + max, "ERR_OUT_OF_RANGE", RangeError);
+      }
+      const range = max - min, limit = 2 ** 48 - (2 ** 48 % range);
+      let n;
+      do { const b = randomFill(new Uint8Array(6)); n = b.reduce((acc, x) => acc * 256 + x, 0); } while (n >= limit);
+      const out = min + (n % range);
+      if (typeof callback === "function") { setTimeout(() => callback(null, out)); return undefined; }
+      return out;
+    },
+    timingSafeEqual: (a, b) => {
+      if (a.byteLength !== b.byteLength) throw argError("Input buffers must have the same byte length", "ERR_CRYPTO_TIMING_SAFE_EQUAL_LENGTH", RangeError);
+      const x = bytesOf(a), y = bytesOf(b);
+      let d = 0;
+      for (let i = 0; i < x.length; i++) d |= x[i] ^ y[i];
+      return d === 0;
+    },
+    pbkdf2Sync: (password, salt, iterations, keylen, digest) => BufferOf().from(node().pbkdf2(hashOf(digest), bytesOf(password), bytesOf(salt), { c: iterations, dkLen: keylen })),
+  };
+
+  // util: Node's format and inspect (node-inspect-extracted) with the helpers programs reach for.
+  const tagOf = (v) => Object.prototype.toString.call(v).slice(8, -1);
+  const isObject = (v) => v !== null && typeof v === "object";
+  const types = {
+    isDate: (v) => isObject(v) && tagOf(v) === "Date",
+    isRegExp: (v) => isObject(v) && tagOf(v) === "RegExp",
+    isMap: (v) => v instanceof Map,
+    isSet: (v) => v instanceof Set,
+    isWeakMap: (v) => v instanceof WeakMap,
+    isWeakSet: (v) => v instanceof WeakSet,
+    isPromise: (v) => v instanceof NativePromise,
+    isNativeError: (v) => v instanceof Error,
+    isArrayBuffer: (v) => v instanceof ArrayBuffer,
+    isAnyArrayBuffer: (v) => v instanceof ArrayBuffer,
+    isArrayBufferView: (v) => ArrayBuffer.isView(v),
+    isDataView: (v) => v instanceof DataView,
+    isTypedArray: (v) => ArrayBuffer.isView(v) && !(v instanceof DataView),
+    isUint8Array: (v) => v instanceof Uint8Array,
+    isAsyncFunction: (v) => typeof v === "function" && tagOf(v) === "AsyncFunction",
+    isGeneratorFunction: (v) => typeof v === "function" && /GeneratorFunction$/.test(tagOf(v)),
+    isGeneratorObject: (v) => isObject(v) && tagOf(v) === "Generator",
+    isBoxedPrimitive: (v) => isObject(v) && ["Number", "String", "Boolean", "BigInt", "Symbol"].includes(tagOf(v)) && !(Symbol.toStringTag in v),
+    isProxy: () => false,
+  };
+  const deepEqual = (a, b, strict, seen = new Map()) => {
+    if (strict ? Object.is(a, b) : a == b || (a !== a && b !== b)) return true;
+    if (!isObject(a) || !isObject(b)) return false;
+    if (strict && Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+    if (tagOf(a) !== tagOf(b)) return false;
+    if (seen.get(a) === b) return true;
+    seen.set(a, b);
+    if (a instanceof Date) return a.getTime() === b.getTime();
+    if (a instanceof RegExp) return String(a) === String(b) && a.lastIndex === b.lastIndex;
+    if (a instanceof Error && (a.message !== b.message || a.name !== b.name)) return false;
+    if (ArrayBuffer.isView(a)) {
+      if (a.byteLength !== b.byteLength) return false;
+      const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength), y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    }
+    if (types.isBoxedPrimitive(a) && !Object.is(a.valueOf(), b.valueOf())) return false;
+    if (a instanceof Map) {
+      if (a.size !== b.size) return false;
+      for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k), strict, seen)) return false;
+    } else if (a instanceof Set) {
+      if (a.size !== b.size) return false;
+      outer: for (const v of a) {
+        if (b.has(v)) continue;
+        if (isObject(v)) for (const w of b) if (deepEqual(v, w, strict, seen)) continue outer;
+        return false;
+      }
+    }
+    const keys = (o) => (strict ? Reflect.ownKeys(o).filter((k) => Object.prototype.propertyIsEnumerable.call(o, k)) : Object.keys(o));
+    const ka = keys(a), kb = keys(b);
+    if (ka.length !== kb.length) return false;
+    for (const k of ka) if (!Object.prototype.propertyIsEnumerable.call(b, k) || !deepEqual(a[k], b[k], strict, seen)) return false;
+    return true;
+  };
+  const PROMISIFY = Symbol.for("nodejs.util.promisify.custom");
+  const promisify = (fn) => {
+    if (typeof fn !== "function") throw argError('The "original" argument must be of type function');
+    if (fn[PROMISIFY]) return fn[PROMISIFY];
+    return function (...args) {
+      return new Promise((resolve, reject) => fn.call(this, ...args, (err, ...values) => (err ? reject(err) : resolve(values.length > 1 ? values : values[0]))));
+    };
+  };
+  promisify.custom = PROMISIFY;
+  const util = {
+    format: (...a) => nodeUtil.format(...a),
+    formatWithOptions: (...a) => nodeUtil.formatWithOptions(...a),
+    inspect: nodeUtil.inspect,
+    promisify,
+    callbackify: (fn) => function (...args) { const cb = args.pop(); fn.apply(this, args).then((v) => cb(null, v), (e) => cb(e)); },
+    inherits: (ctor, superCtor) => { Object.defineProperty(ctor, "super_", { value: superCtor, writable: true, configurable: true }); Object.setPrototypeOf(ctor.prototype, superCtor.prototype); },
+    deprecate: (fn, message) => { let warned = false; return function (...args) { if (!warned) { warned = true; emit("stderr", "(node:" + process.pid + ") DeprecationWarning: " + message + "\n"); } return fn.apply(this, args); }; },
+    isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
+    stripVTControlCharacters: nodeUtil.stripVTControlCharacters,
+    debuglog: () => () => {},
+    isArray: Array.isArray,
+    types,
+    TextEncoder: undefined,
+    TextDecoder: undefined,
+  };
+
+  // assert: Node's checks and its AssertionError; messages for the common failures.
+  class AssertionError extends Error {
+    constructor(options) {
+      super(options.message);
+      this.name = "AssertionError";
+      this.generatedMessage = !options.userMessage;
+      this.code = "ERR_ASSERTION";
+      this.actual = options.actual;
+      this.expected = options.expected;
+      this.operator = options.operator;
+    }
+    toString() { return "AssertionError [ERR_ASSERTION]: " + this.message; }
+  }
+  const short = (v) => nodeUtil.inspect(v);
+  const fail = (message, actual, expected, operator, generated) => {
+    if (message instanceof Error) throw message;
+    throw new AssertionError({ message: message === undefined ? generated : message, userMessage: message !== undefined, actual, expected, operator });
+  };
+  const compared = (head, actual, expected, sign) => {
+    const x = short(actual), y = short(expected);
+    if (!x.includes("\n") && !y.includes("\n")) return head + ":\n\n" + x + " " + sign + " " + y + "\n";
+    return head + ":\n+ actual - expected\n\n" + x.split("\n").map((l) => "+ " + l).join("\n") + "\n" + y.split("\n").map((l) => "- " + l).join("\n");
+  };
+  const ok = function ok(value, message) { if (!value) fail(message, value, true, "==", arguments.length === 0 ? "No value argument passed to \`assert.ok()\`" : "The expression evaluated to a falsy value:\n\n  assert.ok(" + short(value) + ")\n"); };
+  const matchesExpected = (error, expected) => {
+    if (expected === undefined) return true;
+    if (typeof expected === "function") {
+      if (expected.prototype !== undefined && error instanceof expected) return true;
+      if (Error.isPrototypeOf(expected) || expected === Error) return false;
+      return expected.call({}, error) === true;
+    }
+    if (expected instanceof RegExp) return expected.test(String(error));
+    if (isObject(expected)) return Object.keys(expected).every((k) => (expected[k] instanceof RegExp && typeof error[k] === "string" ? expected[k].test(error[k]) : deepEqual(error[k], expected[k], true)));
+    return true;
+  };
+  const makeAssert = (strict) => {
+    const assert = (value, message) => { if (!value) fail(message, value, true, "==", "The expression evaluated to a falsy value:\n\n  assert(" + short(value) + ")\n"); };
+    Object.assign(assert, {
+      AssertionError, ok,
+      fail: (message = "Failed") => fail(message, undefined, undefined, "fail", "Failed"),
+      equal: strict ? (a, b, m) => { if (!Object.is(a, b)) fail(m, a, b, "strictEqual", compared("Expected values to be strictly equal", a, b, "!==")); } : (a, b, m) => { if (!(a == b || (a !== a && b !== b))) fail(m, a, b, "==", short(a) + " == " + short(b)); },
+      notEqual: strict ? (a, b, m) => { if (Object.is(a, b)) fail(m, a, b, "notStrictEqual", 'Expected "actual" to be strictly unequal to: ' + short(b)); } : (a, b, m) => { if (a == b) fail(m, a, b, "!=", short(a) + " != " + short(b)); },
+      strictEqual: (a, b, m) => { if (!Object.is(a, b)) fail(m, a, b, "strictEqual", compared("Expected values to be strictly equal", a, b, "!==")); },
+      notStrictEqual: (a, b, m) => { if (Object.is(a, b)) fail(m, a, b, "notStrictEqual", 'Expected "actual" to be strictly unequal to: ' + short(b)); },
+      deepEqual: (a, b, m) => { if (!deepEqual(a, b, strict)) fail(m, a, b, strict ? "deepStrictEqual" : "deepEqual", compared(strict ? "Expected values to be strictly deep-equal" : "Expected values to be loosely deep-equal", a, b, strict ? "!==" : "!=")); },
+      notDeepEqual: (a, b, m) => { if (deepEqual(a, b, strict)) fail(m, a, b, "notDeepEqual", '"actual" deepEqual "expected"'); },
+      deepStrictEqual: (a, b, m) => { if (!deepEqual(a, b, true)) fail(m, a, b, "deepStrictEqual", compared("Expected values to be strictly deep-equal", a, b, "!==")); },
+      notDeepStrictEqual: (a, b, m) => { if (deepEqual(a, b, true)) fail(m, a, b, "notDeepStrictEqual", 'Expected "actual" not to be strictly deep-equal to: ' + short(b)); },
+      throws: (fn, expected, m) => {
+        if (typeof expected === "string") { m = expected; expected = undefined; }
+        try { fn(); } catch (error) {
+          if (!matchesExpected(error, expected)) throw error;
+          return;
+        }
+        fail(m, undefined, expected, "throws", "Missing expected exception" + (expected && expected.name ? " (" + expected.name + ")." : "."));
+      },
+      doesNotThrow: (fn, m) => { try { fn(); } catch (error) { fail(typeof m === "string" ? m : undefined, error, undefined, "doesNotThrow", 'Got unwanted exception.\nActual message: "' + (error && error.message) + '"'); } },
+      rejects: async (promise, expected, m) => {
+        if (typeof expected === "string") { m = expected; expected = undefined; }
+        try { await (typeof promise === "function" ? promise() : promise); } catch (error) {
+          if (!matchesExpected(error, expected)) throw error;
+          return;
+        }
+        fail(m, undefined, expected, "rejects", "Missing expected rejection" + (expected && expected.name ? " (" + expected.name + ")." : "."));
+      },
+      doesNotReject: async (promise, m) => { try { await (typeof promise === "function" ? promise() : promise); } catch (error) { fail(m, error, undefined, "doesNotReject", 'Got unwanted rejection.\nActual message: "' + (error && error.message) + '"'); } },
+      match: (s, re, m) => { if (!re.test(s)) fail(m, s, re, "match", "The input did not match the regular expression " + String(re) + ". Input:\n\n" + short(s) + "\n"); },
+      doesNotMatch: (s, re, m) => { if (re.test(s)) fail(m, s, re, "doesNotMatch", "The input was expected to not match the regular expression " + String(re) + ". Input:\n\n" + short(s) + "\n"); },
+      ifError: (v) => { if (v !== null && v !== undefined) throw v; },
+    });
+    return assert;
+  };
+  const assert = makeAssert(false);
+  assert.strict = makeAssert(true);
+  assert.strict.strict = assert.strict;
+
+  const os = {
+    EOL: "\n", devNull: "/dev/null",
+    platform: () => "linux", type: () => "Linux", arch: () => "x64", machine: () => "x86_64", release: () => "6.0.0", version: () => "#1 SMP",
+    endianness: () => "LE", hostname: () => "polybox", tmpdir: () => "/tmp", homedir: () => process.env.HOME || "/workspace",
+    cpus: () => [{ model: "polybox", speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }],
+    availableParallelism: () => 1, loadavg: () => [0, 0, 0], uptime: () => Math.floor(performance.now() / 1000),
+    totalmem: () => 0, freemem: () => 0, networkInterfaces: () => ({}),
+    userInfo: () => ({ uid: 1000, gid: 1000, username: "user", homedir: process.env.HOME || "/workspace", shell: null }),
+    constants: { signals: {}, errno: {} },
+  };
+
+  const fileURLToPath = (url) => {
+    const u = typeof url === "string" ? new URL(url) : url;
+    if (u.protocol !== "file:") throw argError("The URL must be of scheme file", "ERR_INVALID_URL_SCHEME");
+    return decodeURIComponent(u.pathname);
+  };
+  const pathToFileURL = (p) => new URL("file://" + encodeURI(node().path.resolve(p)).replace(/[?#]/g, encodeURIComponent));
+  const url = {
+    get URL() { return URL; }, get URLSearchParams() { return URLSearchParams; }, fileURLToPath, pathToFileURL,
+    parse: (s) => {
+      const u = new URL(s);
+      return { protocol: u.protocol, slashes: true, auth: u.username ? u.username + (u.password ? ":" + u.password : "") : null, host: u.host, port: u.port || null, hostname: u.hostname, hash: u.hash || null, search: u.search || null, query: u.search ? u.search.slice(1) : null, pathname: u.pathname, path: u.pathname + u.search, href: u.href };
+    },
+    format: (u) => (u instanceof URL ? u.href : String(new URL((u.protocol || "http:") + "//" + (u.host || u.hostname) + (u.pathname || "/") + (u.search || "")))),
+  };
+
+  const modules = {
+    fs: () => fs,
+    "fs/promises": () => promises,
+    path: () => node().path,
+    "path/posix": () => node().path,
+    buffer: () => ({ Buffer: node().Buffer, kMaxLength: node().kMaxLength, constants: node().constants, atob, btoa, Blob }),
+    crypto: () => crypto,
+    events: () => node().EventEmitter,
+    util: () => Object.assign(util, { TextEncoder, TextDecoder }),
+    assert: () => assert,
+    "assert/strict": () => assert.strict,
+    os: () => os,
+    url: () => url,
+    querystring: () => {
+      const qs = node().querystring;
+      return { ...qs, parse: (...a) => Object.assign(Object.create(null), qs.parse(...a)), decode: (...a) => Object.assign(Object.create(null), qs.parse(...a)) };
+    },
+    string_decoder: () => ({ StringDecoder: node().StringDecoder }),
+    timers: () => ({ setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate }),
+    "timers/promises": () => ({
+      setTimeout: (ms, value) => new Promise((resolve) => setTimeout(() => resolve(value), ms)),
+      setImmediate: (value) => new Promise((resolve) => setImmediate(() => resolve(value))),
+    }),
+    "util/types": () => types,
+  };
+  const loaded = {};
+  const PROVIDED = Object.keys(modules).join(", ");
   const require = (name) => {
     const key = String(name).replace(/^node:/, "");
-    if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
-    const e = new Error("Cannot find module '" + name + "': the sandbox provides only fs, fs/promises and path");
+    if (Object.prototype.hasOwnProperty.call(loaded, key)) return loaded[key];
+    if (Object.prototype.hasOwnProperty.call(modules, key)) return (loaded[key] = modules[key]());
+    const e = new Error("Cannot find module '" + name + "': the sandbox provides only " + PROVIDED);
     e.code = "MODULE_NOT_FOUND";
     throw e;
   };
+  require.resolve = (name) => { require(name); return String(name).startsWith("node:") ? String(name) : String(name); };
+  require.cache = Object.create(null);
+  // The CommonJS scope a script has under Node: the program is /workspace/main.js, run as the
+  // main module (so "require.main === module" holds, as for \`node main.js\`).
+  const module = { id: ".", path: "/workspace", exports: {}, filename: "/workspace/main.js", loaded: false, children: [], paths: ["/workspace/node_modules", "/node_modules"] };
+  require.main = module;
+  module.require = require;
 
   // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
   const exitSignal = {};
   Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : typeof process.exitCode === "number" ? process.exitCode : 0) });
+  const listeners = new Map();
+  const startedAt = Date.now();
   const process = {
-    argv: ["polybox", "main.js"], env: {}, platform: "polybox", cwd: () => "/workspace",
+    argv: ["polybox", "main.js"], argv0: "node", execArgv: [], env: {}, platform: "linux", arch: "x64",
+    // The Node release whose behaviour the sandbox follows; versions.quickjs says what runs it.
+    version: "v20.0.0", versions: { node: "20.0.0", quickjs: "2024-01-13" }, release: { name: "node" },
+    pid: 1, ppid: 0, title: "node", execPath: "/usr/local/bin/node",
+    cwd: () => "/workspace",
     exitCode: undefined,
     exit: (code) => {
       exitSignal.code = code === undefined ? process.exitCode ?? 0 : code;
@@ -225,22 +598,78 @@ export const PRELUDE_SOURCE = String.raw`
       intervals.clear();
       throw exitSignal;
     },
-    stdout: { write: (s) => (write("stdout", String(s)), true) },
-    stderr: { write: (s) => (write("stderr", String(s)), true) },
+    stdout: { write: (s) => (write("stdout", String(s)), true), isTTY: false, columns: 80 },
+    stderr: { write: (s) => (write("stderr", String(s)), true), isTTY: false, columns: 80 },
+    nextTick: (fn, ...args) => { queueMicrotask(() => fn(...args)); },
+    hrtime: Object.assign((previous) => {
+      const ns = Math.round(performance.now() * 1e6);
+      let sec = Math.floor(ns / 1e9), nsec = ns % 1e9;
+      if (previous) { sec -= previous[0]; nsec -= previous[1]; if (nsec < 0) { sec--; nsec += 1e9; } }
+      return [sec, nsec];
+    }, { bigint: () => BigInt(Math.round(performance.now() * 1e6)) }),
+    uptime: () => (Date.now() - startedAt) / 1000,
+    memoryUsage: Object.assign(() => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }), { rss: () => 0 }),
+    cpuUsage: () => ({ user: Math.round(performance.now() * 1000), system: 0 }),
+    umask: () => 0o22, getuid: () => 1000, getgid: () => 1000,
+    emitWarning: (warning, type) => emit("stderr", "(node:" + process.pid + ") " + (warning instanceof Error ? warning.name + ": " + warning.message : (typeof type === "string" ? type : "Warning") + ": " + warning) + "\n"),
+    // Listeners are kept, but the sandbox emits no process events.
+    on: (event, fn) => { if (!listeners.has(event)) listeners.set(event, []); listeners.get(event).push(fn); return process; },
+    off: (event, fn) => { const l = listeners.get(event) || []; const i = l.indexOf(fn); if (i >= 0) l.splice(i, 1); return process; },
+    listeners: (event) => (listeners.get(event) || []).slice(),
+    listenerCount: (event) => (listeners.get(event) || []).length,
+    emit: (event, ...args) => { const l = (listeners.get(event) || []).slice(); for (const fn of l) fn.apply(process, args); return l.length > 0; },
   };
+  process.once = process.on;
+  process.addListener = process.on;
+  process.removeListener = process.off;
+  process.removeAllListeners = (event) => { if (event === undefined) listeners.clear(); else listeners.delete(event); return process; };
 
   const timers = new Map();
   let nextTimer = 1;
-  const setTimeout = (fn, ms = 0, ...args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
-  const clearTimeout = (id) => { timers.delete(id); host.clearTimer(id); };
+  const schedule = (fn, ms, args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
+  const unschedule = (id) => { timers.delete(id); host.clearTimer(id); };
+  // Timers are objects as Node's are (ref, unref, hasRef, refresh; a number where one is needed).
+  const timerIds = new WeakMap();
+  const idOf = (t) => (timerIds.has(t) ? timerIds.get(t).id : Number(t));
+  class Timeout {
+    ref() { return this; }
+    unref() { return this; }
+    hasRef() { return true; }
+    refresh() { const t = timerIds.get(this); if (timers.has(t.id)) { unschedule(t.id); t.id = schedule(t.fn, t.ms, t.args); } return this; }
+    close() { clearTimeout(this); return this; }
+    [Symbol.toPrimitive]() { return timerIds.get(this).handle; }
+  }
+  class Immediate {
+    ref() { return this; }
+    unref() { return this; }
+    hasRef() { return true; }
+  }
+  const timerOf = (Kind, fn, ms, args) => {
+    if (typeof fn !== "function") throw argError('The "callback" argument must be of type function. Received ' + nodeUtil.inspect(fn));
+    const t = new Kind();
+    const id = schedule(fn, ms, args);
+    timerIds.set(t, { id, handle: id, fn, ms, args });
+    return t;
+  };
+  const setTimeout = (fn, ms = 0, ...args) => timerOf(Timeout, fn, ms, args);
+  const clearTimeout = (t) => { if (t !== null && t !== undefined) unschedule(idOf(t)); };
+  const setImmediate = (fn, ...args) => timerOf(Immediate, fn, 0, args);
+  const clearImmediate = clearTimeout;
   const intervals = new Map();
   const setInterval = (fn, ms = 0, ...args) => {
-    const id = nextTimer++;
-    const tick = () => { intervals.set(id, setTimeout(tick, ms)); fn(...args); };
-    intervals.set(id, setTimeout(tick, ms));
-    return id;
+    const t = timerOf(Timeout, () => {}, ms, []);
+    const state = timerIds.get(t);
+    unschedule(state.id);
+    const tick = () => { state.id = schedule(tick, ms, []); intervals.set(state.handle, state.id); fn(...args); };
+    state.id = schedule(tick, ms, []);
+    intervals.set(state.handle, state.id);
+    return t;
   };
-  const clearInterval = (id) => { clearTimeout(intervals.get(id)); intervals.delete(id); };
+  const clearInterval = (t) => {
+    if (t === null || t === undefined) return;
+    const handle = timerIds.has(t) ? timerIds.get(t).handle : Number(t);
+    if (intervals.has(handle)) { unschedule(intervals.get(handle)); intervals.delete(handle); } else clearTimeout(t);
+  };
   const queueMicrotask = (fn) => { Promise.resolve().then(fn); };
   const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const invalidCharacter = (what) => Object.assign(new Error("Invalid character"), { name: "InvalidCharacterError", what });
@@ -442,8 +871,40 @@ export const PRELUDE_SOURCE = String.raw`
     loadBundle("intl");
     Object.defineProperty(Intl, "Collator", hidden(Collator()));
     // The locale a program gets when it names none: Node's, for the en data there is.
-    for (const name of ["NumberFormat", "DateTimeFormat", "PluralRules"])
+    for (const name of INTL_CLASSES)
       if (Intl[name] && "__defaultLocale" in Intl[name]) Intl[name].__defaultLocale = "en-US";
+    // Another locale's data is evaluated the first time a program names that locale: each Intl
+    // class, and the toLocaleString family, look at the locales they are given first.
+    for (const name of INTL_CLASSES) {
+      const target = Intl[name];
+      const proxy = new Proxy(target, {
+        construct(t, args, newTarget) { loadLocales(args[0]); return Reflect.construct(t, args, newTarget === proxy ? t : newTarget); },
+        apply(t, self, args) { loadLocales(args[0]); return Reflect.apply(t, self, args); },
+      });
+      Object.defineProperty(Intl, name, hidden(proxy));
+    }
+    for (const [proto, names] of [[Number.prototype, ["toLocaleString"]], [BigInt.prototype, ["toLocaleString"]], [Date.prototype, ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]]]) {
+      for (const name of names) {
+        const original = proto[name];
+        Object.defineProperty(proto, name, hidden({ [name](locales, options) { loadLocales(locales); return original.call(this, locales, options); } }[name]));
+      }
+    }
+  };
+  const INTL_CLASSES = ["NumberFormat", "DateTimeFormat", "PluralRules", "RelativeTimeFormat", "ListFormat"];
+  const INTL_LOCALES = ${JSON.stringify(INTL_LOCALES)};
+  const localeData = (tag) => {
+    let canonical;
+    try { canonical = Intl.getCanonicalLocales(tag)[0]; } catch { return null; }
+    if (INTL_LOCALES.includes(canonical)) return canonical;
+    const language = canonical.split("-")[0];
+    return INTL_LOCALES.includes(language) ? language : null;
+  };
+  const loadLocales = (locales) => {
+    if (locales === undefined) return;
+    for (const tag of typeof locales === "string" ? [locales] : Array.isArray(locales) ? locales : []) {
+      const data = typeof tag === "string" ? localeData(tag) : null;
+      if (data !== null) loadBundle("intl-" + data);
+    }
   };
   lazyGlobals(["Intl"], loadIntl);
   const onFirstUse = (proto, name, load) => {
@@ -459,6 +920,16 @@ export const PRELUDE_SOURCE = String.raw`
       return new C(locales, options).compare(String(this), String(that));
     },
   }.localeCompare));
+
+  // V8's Error.captureStackTrace and stackTraceLimit, which custom error classes call: the stack
+  // is taken where it is called, with the "Name: message" line V8 starts it with.
+  Object.defineProperty(Error, "captureStackTrace", hidden(function captureStackTrace(target) {
+    if (target === null || typeof target !== "object") throw argError('The "object" argument must be of type object. Received ' + nodeUtil.inspect(target));
+    const frames = String(new Error().stack || "").split("\n").slice(1).join("\n");
+    const head = (() => { try { return Error.prototype.toString.call(target); } catch { return "Error"; } })();
+    Object.defineProperty(target, "stack", { value: head + "\n" + frames, writable: true, configurable: true, enumerable: false });
+  }));
+  if (!("stackTraceLimit" in Error)) Error.stackTraceLimit = 10;
 
   // Where QuickJS's Date differs from V8's in what a program prints.
   const dateToString = Date.prototype.toString;
@@ -530,7 +1001,151 @@ export const PRELUDE_SOURCE = String.raw`
   };
   Object.defineProperty(globalThis, "Promise", hidden(WatchedPromise));
 
-  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display, performance });
+  // Event, EventTarget, AbortController, AbortSignal, DOMException and Blob: the globals Node has
+  // from the web platform, as the DOM and File API standards define their behaviour.
+  class DOMException extends Error {
+    constructor(message = "", name = "Error") {
+      super(message);
+      Object.defineProperty(this, "name", { value: String(name), writable: true, configurable: true });
+    }
+    get code() { return { AbortError: 20, TimeoutError: 23, QuotaExceededError: 22, InvalidCharacterError: 5, NotSupportedError: 9 }[this.name] || 0; }
+  }
+  class Event {
+    constructor(type, init = {}) {
+      if (arguments.length === 0) throw argError('The "type" argument must be specified', "ERR_MISSING_ARGS");
+      this._type = String(type);
+      this._bubbles = Boolean(init.bubbles);
+      this._cancelable = Boolean(init.cancelable);
+      this._defaultPrevented = false;
+      this._stop = false;
+      this._target = null;
+      this._time = performance.now();
+    }
+    get type() { return this._type; }
+    get bubbles() { return this._bubbles; }
+    get cancelable() { return this._cancelable; }
+    get defaultPrevented() { return this._cancelable && this._defaultPrevented; }
+    get target() { return this._target; }
+    get currentTarget() { return this._target; }
+    get srcElement() { return this._target; }
+    get timeStamp() { return this._time; }
+    get isTrusted() { return false; }
+    get eventPhase() { return this._target ? 2 : 0; }
+    get returnValue() { return !this.defaultPrevented; }
+    composedPath() { return this._target ? [this._target] : []; }
+    preventDefault() { this._defaultPrevented = true; }
+    stopPropagation() {}
+    stopImmediatePropagation() { this._stop = true; }
+  }
+  class CustomEvent extends Event {
+    constructor(type, init = {}) { super(type, init); this._detail = init.detail === undefined ? null : init.detail; }
+    get detail() { return this._detail; }
+  }
+  const eventListeners = new WeakMap();
+  class EventTarget {
+    addEventListener(type, listener, options) {
+      if (listener === null || listener === undefined) return;
+      const once = typeof options === "object" && options !== null && Boolean(options.once);
+      const signal = typeof options === "object" && options !== null ? options.signal : undefined;
+      if (signal && signal.aborted) return;
+      if (!eventListeners.has(this)) eventListeners.set(this, new Map());
+      const all = eventListeners.get(this);
+      const list = all.get(String(type)) || [];
+      if (list.some((l) => l.listener === listener)) return;
+      const entry = { listener, once };
+      list.push(entry);
+      all.set(String(type), list);
+      if (signal) signal.addEventListener("abort", () => this.removeEventListener(type, listener));
+    }
+    removeEventListener(type, listener) {
+      const list = eventListeners.has(this) && eventListeners.get(this).get(String(type));
+      if (!list) return;
+      const i = list.findIndex((l) => l.listener === listener);
+      if (i >= 0) list.splice(i, 1);
+    }
+    dispatchEvent(event) {
+      if (!(event instanceof Event)) throw argError('The "event" argument must be an instance of Event. Received ' + nodeUtil.inspect(event));
+      event._target = this;
+      const list = (eventListeners.has(this) && eventListeners.get(this).get(event.type)) || [];
+      for (const entry of list.slice()) {
+        if (entry.once) this.removeEventListener(event.type, entry.listener);
+        try {
+          if (typeof entry.listener === "function") entry.listener.call(this, event);
+          else if (entry.listener && typeof entry.listener.handleEvent === "function") entry.listener.handleEvent(event);
+        } catch (error) {
+          queueMicrotask(() => { throw error; });
+        }
+        if (event._stop) break;
+      }
+      const handler = this["on" + event.type];
+      if (typeof handler === "function" && !list.some((l) => l.listener === handler)) handler.call(this, event);
+      return !event.defaultPrevented;
+    }
+  }
+  const abortError = () => new DOMException("This operation was aborted", "AbortError");
+  class AbortSignal extends EventTarget {
+    constructor() { super(); this._aborted = false; this._reason = undefined; this.onabort = null; }
+    get aborted() { return this._aborted; }
+    get reason() { return this._reason; }
+    throwIfAborted() { if (this._aborted) throw this._reason; }
+    _abort(reason) {
+      if (this._aborted) return;
+      this._aborted = true;
+      this._reason = reason === undefined ? abortError() : reason;
+      this.dispatchEvent(new Event("abort"));
+    }
+    static abort(reason) { const s = new AbortSignal(); s._abort(reason); return s; }
+    static timeout(ms) { const s = new AbortSignal(); setTimeout(() => s._abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), ms); return s; }
+    static any(signals) {
+      const s = new AbortSignal();
+      for (const from of signals) {
+        if (from.aborted) { s._abort(from.reason); break; }
+        from.addEventListener("abort", () => s._abort(from.reason));
+      }
+      return s;
+    }
+  }
+  class AbortController {
+    constructor() { this._signal = new AbortSignal(); }
+    get signal() { return this._signal; }
+    abort(reason) { this._signal._abort(reason); }
+  }
+  const blobBytes = new WeakMap();
+  class Blob {
+    constructor(parts = [], options = {}) {
+      const chunks = [];
+      for (const part of parts) {
+        if (part instanceof Blob) chunks.push(blobBytes.get(part));
+        else if (part instanceof ArrayBuffer) chunks.push(new Uint8Array(part.slice(0)));
+        else if (ArrayBuffer.isView(part)) chunks.push(new Uint8Array(part.buffer.slice(part.byteOffset, part.byteOffset + part.byteLength)));
+        else chunks.push(new Uint8Array(host.encode(String(part))));
+      }
+      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const c of chunks) { bytes.set(c, at); at += c.length; }
+      blobBytes.set(this, bytes);
+      const type = options.type === undefined ? "" : String(options.type);
+      this._type = /^[\x20-\x7e]*$/.test(type) ? type.toLowerCase() : "";
+    }
+    get size() { return blobBytes.get(this).length; }
+    get type() { return this._type; }
+    slice(start = 0, end = this.size, type = "") {
+      const b = new Blob([], { type });
+      blobBytes.set(b, blobBytes.get(this).slice(start, end));
+      return b;
+    }
+    arrayBuffer() { return Promise.resolve(blobBytes.get(this).slice().buffer); }
+    bytes() { return Promise.resolve(blobBytes.get(this).slice()); }
+    text() { return Promise.resolve(host.decode(blobBytes.get(this).slice().buffer)); }
+    [Symbol.for("nodejs.util.inspect.custom")]() { return "Blob { size: " + this.size + ", type: '" + this.type + "' }"; }
+  }
+  for (const [cls, tag] of [[Event, "Event"], [EventTarget, "EventTarget"], [AbortSignal, "AbortSignal"], [AbortController, "AbortController"], [Blob, "Blob"], [CustomEvent, "CustomEvent"]])
+    Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: tag, configurable: true });
+
+  Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display, performance });
+  for (const [name, value] of Object.entries({ global: globalThis, crypto: webcrypto, Event, EventTarget, CustomEvent, AbortController, AbortSignal, DOMException, Blob, module, exports: module.exports, __filename: module.filename, __dirname: module.path }))
+    Object.defineProperty(globalThis, name, hidden(value));
+  lazyGlobals(["Buffer"], () => Object.defineProperty(globalThis, "Buffer", hidden(BufferOf())));
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; },
@@ -545,7 +1160,7 @@ export const PRELUDE_SOURCE = String.raw`
  * and global state between runs). Other imports are left alone and fail with a clear error. */
 export function rewriteImports(code: string): string {
   return code.replace(
-    /^[ \t]*import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path)["'];?/gm,
+    /^[ \t]*import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["'];?/gm,
     (_m, first: string | undefined, binding: string, mod: string) => {
       const req = `require(${JSON.stringify(mod)})`;
       const bind = (b: string) =>
