@@ -109,7 +109,7 @@ describe("Python programs behave as on CPython", () => {
     expect(r.stdout).toBe("2\n");
   });
 
-  it("the machine a program asks about is the sandbox's, as Bash describes it, not the server's", async () => {
+  it("the machine a program asks about is the sandbox's, the same in Python, Bash and JavaScript, not the server's", async () => {
     await using sb = await Sandbox.create({ runtime });
     const py = await sb.run(
       "python",
@@ -122,5 +122,10 @@ print(pwd.getpwuid(os.getuid()).pw_dir, os.environ["PATH"], os.environ["PWD"], o
     );
     const sh = await sb.run("bash", 'echo "$(whoami) $(id -u) $(hostname) $PATH $HOME"');
     expect(sh.stdout).toBe("user 1000 localhost /usr/bin:/bin /workspace\n");
+    const js = await sb.run(
+      "javascript",
+      'const os = require("os"); const u = os.userInfo(); console.log(u.username, u.uid, os.hostname(), os.homedir(), process.platform)',
+    );
+    expect(js.stdout).toBe("user 1000 localhost /workspace linux\n");
   });
 });

@@ -510,7 +510,7 @@ export const PRELUDE_SOURCE = String.raw`
   const os = {
     EOL: "\n", devNull: "/dev/null",
     platform: () => "linux", type: () => "Linux", arch: () => "x64", machine: () => "x86_64", release: () => "6.0.0", version: () => "#1 SMP",
-    endianness: () => "LE", hostname: () => "polybox", tmpdir: () => "/tmp", homedir: () => process.env.HOME || "/workspace",
+    endianness: () => "LE", hostname: () => "localhost", tmpdir: () => "/tmp", homedir: () => process.env.HOME || "/workspace",
     cpus: () => [{ model: "polybox", speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }],
     availableParallelism: () => 1, loadavg: () => [0, 0, 0], uptime: () => Math.floor(performance.now() / 1000),
     totalmem: () => 0, freemem: () => 0, networkInterfaces: () => ({}),
@@ -585,7 +585,7 @@ export const PRELUDE_SOURCE = String.raw`
     argv: ["polybox", "main.js"], argv0: "node", execArgv: [], env: {}, platform: "linux", arch: "x64",
     // The Node release whose behaviour the sandbox follows; versions.quickjs says what runs it.
     version: "v20.0.0", versions: { node: "20.0.0", quickjs: "2024-01-13" }, release: { name: "node" },
-    pid: 1, ppid: 0, title: "node", execPath: "/usr/local/bin/node",
+    pid: 1, ppid: 0, title: "node", execPath: "/usr/bin/node",
     cwd: () => "/workspace",
     exitCode: undefined,
     exit: (code) => {

@@ -210,7 +210,7 @@ def _install_machine():
     struct_passwd.__module__ = "pwd"
     users = (
         struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")),
-        struct_passwd(("user", "x", 1000, 1000, "", "/workspace", "/bin/bash")),
+        struct_passwd(("user", "x", 1000, 1000, "user", "/workspace", "/bin/bash")),
     )
     def getpwuid(uid):
         for entry in users:
