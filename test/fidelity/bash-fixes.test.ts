@@ -154,6 +154,76 @@ const COMMANDS: [string, string][] = [
   ],
   ["unzip -p", "echo hello > h.txt; zip -q z h.txt; unzip -p z.zip h.txt"],
   ["unzip missing archive", "unzip -q nosuch.zip; echo rc=$?"],
+  [
+    "tar cf, tf: directories recursively, with a trailing slash",
+    "mkdir -p d/sub; echo a > d/a; echo b > d/sub/b; tar cf t.tar d; tar tf t.tar | sort",
+  ],
+  [
+    "tar czf and xzf -C",
+    "mkdir d out; echo hi > d/x; tar czf t.tgz d && tar xzf t.tgz -C out && cat out/d/x; tar tzf t.tgz | sort",
+  ],
+  [
+    "tar -czf, -xzf, -tf (gzip found by its bytes)",
+    "echo 1 > f; tar -czf a.tar.gz f; rm f; tar -xzf a.tar.gz && cat f; tar -tf a.tar.gz",
+  ],
+  [
+    "tar -tvf: mode, size, date and name as GNU lays them out",
+    "echo hello > f; chmod 640 f; mkdir d; seq 1 20000 > d/big; touch -d '2024-01-02 03:04:05' f d d/big; tar cf a.tar f d; tar tvf a.tar | sed 's,^\\([^ ]*\\) [^ ]*/[^ ]*,\\1 U/G,'",
+  ],
+  ["tar cf - | tar tf -", "mkdir d; echo x > d/y; tar cf - d | tar tf -"],
+  [
+    "tar cf - | tar xf - -C",
+    "mkdir d out; echo x > d/y; tar cf - d | tar xf - -C out; cat out/d/y",
+  ],
+  ["tar cvf prints the names", "mkdir d; echo 1 > d/a; tar cvf a.tar d"],
+  [
+    "tar xvf prints the names and extracts",
+    "mkdir d; echo 1 > d/a; tar cf a.tar d; rm -r d; tar xvf a.tar; cat d/a",
+  ],
+  [
+    "tar --exclude",
+    "mkdir -p d/.git; echo 1 > d/a; echo 2 > d/b.log; echo 3 > d/.git/c; tar cf a.tar --exclude='*.log' --exclude=.git d; tar tf a.tar | sort",
+  ],
+  [
+    "tar xf keeps the modes",
+    "echo '#!/bin/sh' > s; chmod 755 s; echo x > r; chmod 600 r; tar cf a.tar s r; mkdir o; tar xf a.tar -C o; stat -c '%a %n' o/s o/r",
+  ],
+  [
+    "tar: absolute names lose their leading /",
+    'echo x > x; tar cf a.tar "$PWD/x" 2>&1; tar tf a.tar | sed "s,^${PWD#/}/,,"',
+  ],
+  [
+    "tar -P keeps them; extraction strips them again",
+    'echo x > x; tar cPf a.tar "$PWD/x"; tar tf a.tar | sed "s,^$PWD/,,"; mkdir o; tar xf a.tar -C o 2>&1; ls o/tmp/*/x | wc -l',
+  ],
+  [
+    "tar xf refuses a member with ..",
+    "mkdir d o; echo x > x; cd d; tar cPf ../a.tar ../x; cd ..; tar xf a.tar -C o; echo rc=$?; ls o | wc -l",
+  ],
+  ["tar: a missing file", "echo x > x; tar cf a.tar nosuch x; echo rc=$?; tar tf a.tar"],
+  ["tar: a missing archive", "tar xf nosuch.tar; echo rc=$?; tar tf nosuch.tar; echo rc=$?"],
+  [
+    "tar: not an archive, an empty file, zero blocks",
+    "echo junk > j; tar tf j; echo rc=$?; : > e; tar tf e; echo rc=$?; head -c 700 /dev/zero > z; tar tf z; echo rc=$?",
+  ],
+  [
+    "tar: a member not in the archive",
+    "echo x > x; tar cf a.tar x; tar tf a.tar nope x; echo rc=$?",
+  ],
+  ["tar: nothing to archive", "tar cf a.tar; echo rc=$?"],
+  [
+    "tar xf with member names",
+    "mkdir -p d/e; echo 1 > d/a; echo 2 > d/e/b; tar cf a.tar d; rm -r d; tar xf a.tar d/e; find d | sort",
+  ],
+  ["tar -O", "echo hello > h; tar czf a.tgz h; tar xOzf a.tgz"],
+  [
+    "tar: long names",
+    "n=$(printf 'x%.0s' $(seq 120)); mkdir -p d/$n; echo 1 > d/$n/f; tar cf a.tar d; rm -r d; tar xf a.tar; tar tf a.tar | awk '{print length($0)}'; cat d/$n/f",
+  ],
+  [
+    "tar: symbolic links stay links",
+    "echo x > t; ln -s t l; tar cf a.tar t l; mkdir o; tar xf a.tar -C o; readlink o/l; cat o/l; tar tvf a.tar | awk '{print $1, $NF}'",
+  ],
   ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
   [
     "cut --complement",
@@ -230,7 +300,7 @@ describe("patches to just-bash give bash's behaviour", () => {
   it.each(PATCHES)("%s", async (_label, script) => compare(script));
 });
 
-describe.runIf(has("bc") && has("zip") && has("unzip") && has("iconv"))(
+describe.runIf(has("bc") && has("zip") && has("unzip") && has("iconv") && has("tar"))(
   "commands polybox adds match GNU's",
   () => {
     it.each(COMMANDS)("%s", async (_label, script) => compare(script));
