@@ -1,5 +1,5 @@
 // Differential, one assertion per fix: the commands polybox adds or wraps for GNU fidelity
-// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands}.ts), each patch to just-bash
+// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands,tar,file-command}.ts), each patch to just-bash
 // (wasm/patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
 // polybox sandbox and in the real bash (as a script file) in an empty directory; stdout and exit status must be equal.
 import { spawnSync } from "node:child_process";
@@ -224,6 +224,39 @@ const COMMANDS: [string, string][] = [
     "tar: symbolic links stay links",
     "echo x > t; ln -s t l; tar cf a.tar t l; mkdir o; tar xf a.tar -C o; readlink o/l; cat o/l; tar tvf a.tar | awk '{print $1, $NF}'",
   ],
+  [
+    "file: text, its encodings and line terminators",
+    "echo hello > a.txt; printf 'h\\xc3\\xa9llo\\n' > u.txt; echo 77u/Ym9tCg== | base64 -d > bom; printf 'a\\r\\nb\\r\\n' > crlf; printf 'a\\rb\\r' > cr; printf 'a\\r\\nb\\n' > mixed; printf 'no newline' > nonl; echo bGF0aW4g6Qo= | base64 -d > lat; echo YcOpgAo= | base64 -d > non-iso; printf 'a\\x1b[1mb\\n' > esc; printf 'x%.0s' $(seq 400) > long; echo >> long; printf 'h\\xc3\\xa9\\r\\n' > u-crlf; file *",
+  ],
+  [
+    "file: empty, directory, symbolic links, data",
+    ": > e; mkdir d; ln -s e l; ln -s nosuch b; printf '\\x00\\x01\\xff' > bin; file e d l b bin",
+  ],
+  [
+    "file: scripts",
+    "printf '#!/bin/bash\\necho\\n' > a; printf '#!/bin/sh\\n' > b; printf '#!/usr/bin/env bash\\n' > c; printf '#!/usr/bin/env python3\\n' > d; printf '#!/usr/bin/env node\\n' > e; printf '#!/usr/bin/perl\\n' > f; printf '#!/usr/bin/foo\\n' > g; printf '#!/bin/bash\\r\\nx\\r\\n' > h; printf '#!/bin/zsh\\n' > i; chmod +x a; file a b c d e f g h i",
+  ],
+  [
+    "file: JSON, HTML, XML",
+    `printf '{"a": [1, 2]}\\n' > j; printf '[1,\\n2]' > k; echo 1 > n; echo null > o; printf '{"a": ' > p; printf '<!DOCTYPE html>\\n<html></html>\\n' > h; printf '<?xml version="1.0"?>\\n<a/>\\n' > x; file j k n o p h x`,
+  ],
+  [
+    "file: PNG, GIF and JPEG with their sizes",
+    "echo iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAAAAAAA | base64 -d > rgb.png; echo iVBORw0KGgoAAAANSUhEUgAAAQAAAAAgCAYAAAEAAAAA | base64 -d > rgba.png; printf 'GIF89a\\x05\\0\\x07\\0\\0\\0\\0;' > i.gif; echo /9j/4AAQSkZJRgABAQAAAQABAAD/wAARCAAgAEADASIAAhEBAxEB | base64 -d > i.jpg; file rgb.png rgba.png i.gif i.jpg",
+  ],
+  [
+    "file: PDF, Zip, tar and gzip",
+    "echo JVBERi0xLjQKJeLjCg== | base64 -d > d.pdf; echo UEsDBAoAAAAAALmUd10gMDo2BgAAAAYAAAABABwAYVVUCQAD/YcEa/2HBGt1eAsAAQQAAAAABAAAAABoZWxsbwpQSwECHgMKAAAAAAC5lHddIDA6NgYAAAAGAAAAAQAYAAAAAAABAAAApIEAAAAAYVVUBQAD/YcEa3V4CwABBAAAAAAEAAAAAFBLBQYAAAAAAQABAEcAAABBAAAAAAA= | base64 -d > z.zip; echo x > x; tar cf t.tar x; tar czf t.tgz x; file d.pdf z.zip t.tar t.tgz",
+  ],
+  [
+    "file -b, --mime-type, -i, --mime",
+    "echo hi > a; printf 'h\\xc3\\xa9\\n' > u; echo bOkK | base64 -d > l; : > e; mkdir d; printf '\\x00\\x01' > bin; echo '{}' > j; printf '#!/bin/sh\\n' > s; file -b a; file --mime-type a u e d bin j s; file -i a u l e d bin j; file --mime s; file -bi u",
+  ],
+  [
+    "file - reads stdin; a one-byte file",
+    "printf 'hi\\n' | file -; printf '\\x00' | file -b -; printf a > a; file a; printf '\\x00' | file -bi -",
+  ],
+  ["file: a missing file, no operands", "echo x > a; file nosuch a; echo rc=$?; file; echo rc=$?"],
   ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
   [
     "cut --complement",
@@ -300,12 +333,11 @@ describe("patches to just-bash give bash's behaviour", () => {
   it.each(PATCHES)("%s", async (_label, script) => compare(script));
 });
 
-describe.runIf(has("bc") && has("zip") && has("unzip") && has("iconv") && has("tar"))(
-  "commands polybox adds match GNU's",
-  () => {
-    it.each(COMMANDS)("%s", async (_label, script) => compare(script));
-  },
-);
+describe.runIf(
+  has("bc") && has("zip") && has("unzip") && has("iconv") && has("tar") && has("file"),
+)("commands polybox adds match GNU's", () => {
+  it.each(COMMANDS)("%s", async (_label, script) => compare(script));
+});
 
 describe("what cannot be real says so", () => {
   it("mkfifo fails with a reason instead of 'command not found'", async () => {

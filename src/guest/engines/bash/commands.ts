@@ -13,7 +13,6 @@ const NATIVE = 'or a native sandbox (engine: "native"), which runs the real tool
 export const UNAVAILABLE: Readonly<Record<string, string>> = {
   yq: `use jq for JSON, Python (yaml is not in its standard library; json, tomllib are), ${NATIVE}`,
   sqlite3: `use Python's sqlite3 module (language "python"), ${NATIVE}`,
-  file: `use Python, ${NATIVE}`,
   "html-to-markdown": `use Python's html.parser, ${NATIVE}`,
 };
 

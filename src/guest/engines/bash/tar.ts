@@ -461,7 +461,7 @@ async function create(ctx: Ctx, o: Options): Promise<Result> {
     await add(dir, name);
   }
   let archive = writeTar(members);
-  if (o.gzip) archive = gzipSync(archive, { level: 6 });
+  if (o.gzip) archive = gzipSync(archive, { level: 6, mtime: 0 });
   if (status) stderr += "tar: Exiting with failure status due to previous errors\n";
   if (!o.file || o.file === "-") {
     return {
