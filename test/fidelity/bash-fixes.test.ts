@@ -257,6 +257,11 @@ const COMMANDS: [string, string][] = [
     "printf 'hi\\n' | file -; printf '\\x00' | file -b -; printf a > a; file a; printf '\\x00' | file -bi -",
   ],
   ["file: a missing file, no operands", "echo x > a; file nosuch a; echo rc=$?; file; echo rc=$?"],
+  [
+    "tar -k keeps existing files",
+    "echo old > f; tar cf a.tar f; echo new > f; tar xkf a.tar; echo rc=$?; cat f",
+  ],
+  ["file -L follows links", "echo x > t; ln -s t l; ln -s nosuch b; file -L l b; file l"],
   ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
   [
     "cut --complement",
