@@ -218,7 +218,7 @@ const COMMANDS: [string, string][] = [
   ["tar -O", "echo hello > h; tar czf a.tgz h; tar xOzf a.tgz"],
   [
     "tar: long names",
-    "n=$(printf 'x%.0s' $(seq 120)); mkdir -p d/$n; echo 1 > d/$n/f; tar cf a.tar d; rm -r d; tar xf a.tar; tar tf a.tar | awk '{print length($0)}'; cat d/$n/f",
+    "n=$(head -c 120 /dev/zero | tr '\\0' x); mkdir -p d/$n; echo 1 > d/$n/f; tar cf a.tar d; rm -r d; tar xf a.tar; tar tf a.tar | awk '{print length($0)}'; cat d/$n/f",
   ],
   [
     "tar: symbolic links stay links",
@@ -226,7 +226,7 @@ const COMMANDS: [string, string][] = [
   ],
   [
     "file: text, its encodings and line terminators",
-    "echo hello > a.txt; printf 'h\\xc3\\xa9llo\\n' > u.txt; echo 77u/Ym9tCg== | base64 -d > bom; printf 'a\\r\\nb\\r\\n' > crlf; printf 'a\\rb\\r' > cr; printf 'a\\r\\nb\\n' > mixed; printf 'no newline' > nonl; echo bGF0aW4g6Qo= | base64 -d > lat; echo YcOpgAo= | base64 -d > non-iso; printf 'a\\x1b[1mb\\n' > esc; printf 'x%.0s' $(seq 400) > long; echo >> long; printf 'h\\xc3\\xa9\\r\\n' > u-crlf; file *",
+    "echo hello > a.txt; printf 'h\\xc3\\xa9llo\\n' > u.txt; echo 77u/Ym9tCg== | base64 -d > bom; printf 'a\\r\\nb\\r\\n' > crlf; printf 'a\\rb\\r' > cr; printf 'a\\r\\nb\\n' > mixed; printf 'no newline' > nonl; echo bGF0aW4g6Qo= | base64 -d > lat; echo YcOpgAo= | base64 -d > non-iso; printf 'a\\x1b[1mb\\n' > esc; head -c 400 /dev/zero | tr '\\0' x > long; echo >> long; printf 'h\\xc3\\xa9\\r\\n' > u-crlf; file *",
   ],
   [
     "file: empty, directory, symbolic links, data",
