@@ -48,8 +48,6 @@ describe("Bash compatibility", () => {
   it.each([
     ["yq", "yq .a data.yaml", "jq"],
     ["sqlite3", "sqlite3 :memory: 'select 1'", "sqlite3 module"],
-    ["tar", "tar cf x.tar data.yaml", "tarfile"],
-    ["file", "file data.yaml", "native"],
     ["html-to-markdown", "echo '<b>x</b>' | html-to-markdown", "html.parser"],
   ])("answers %s as unavailable, naming an alternative", async (name, command, alternative) => {
     await using sb = await Sandbox.create({ runtime });

@@ -1,5 +1,5 @@
 // Differential, one assertion per fix: the commands polybox adds or wraps for GNU fidelity
-// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands}.ts), each patch to just-bash
+// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands,tar,file-command}.ts), each patch to just-bash
 // (wasm/patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
 // polybox sandbox and in the real bash (as a script file) in an empty directory; stdout and exit status must be equal.
 import { spawnSync } from "node:child_process";
@@ -154,6 +154,114 @@ const COMMANDS: [string, string][] = [
   ],
   ["unzip -p", "echo hello > h.txt; zip -q z h.txt; unzip -p z.zip h.txt"],
   ["unzip missing archive", "unzip -q nosuch.zip; echo rc=$?"],
+  [
+    "tar cf, tf: directories recursively, with a trailing slash",
+    "mkdir -p d/sub; echo a > d/a; echo b > d/sub/b; tar cf t.tar d; tar tf t.tar | sort",
+  ],
+  [
+    "tar czf and xzf -C",
+    "mkdir d out; echo hi > d/x; tar czf t.tgz d && tar xzf t.tgz -C out && cat out/d/x; tar tzf t.tgz | sort",
+  ],
+  [
+    "tar -czf, -xzf, -tf (gzip found by its bytes)",
+    "echo 1 > f; tar -czf a.tar.gz f; rm f; tar -xzf a.tar.gz && cat f; tar -tf a.tar.gz",
+  ],
+  [
+    "tar -tvf: mode, size, date and name as GNU lays them out",
+    "echo hello > f; chmod 640 f; mkdir d; seq 1 20000 > d/big; touch -d '2024-01-02 03:04:05' f d d/big; tar cf a.tar f d; tar tvf a.tar | sed 's,^\\([^ ]*\\) [^ ]*/[^ ]*,\\1 U/G,'",
+  ],
+  ["tar cf - | tar tf -", "mkdir d; echo x > d/y; tar cf - d | tar tf -"],
+  [
+    "tar cf - | tar xf - -C",
+    "mkdir d out; echo x > d/y; tar cf - d | tar xf - -C out; cat out/d/y",
+  ],
+  ["tar cvf prints the names", "mkdir d; echo 1 > d/a; tar cvf a.tar d"],
+  [
+    "tar xvf prints the names and extracts",
+    "mkdir d; echo 1 > d/a; tar cf a.tar d; rm -r d; tar xvf a.tar; cat d/a",
+  ],
+  [
+    "tar --exclude",
+    "mkdir -p d/.git; echo 1 > d/a; echo 2 > d/b.log; echo 3 > d/.git/c; tar cf a.tar --exclude='*.log' --exclude=.git d; tar tf a.tar | sort",
+  ],
+  [
+    "tar xf keeps the modes",
+    "echo '#!/bin/sh' > s; chmod 755 s; echo x > r; chmod 600 r; tar cf a.tar s r; mkdir o; tar xf a.tar -C o; stat -c '%a %n' o/s o/r",
+  ],
+  [
+    "tar: absolute names lose their leading /",
+    'echo x > x; tar cf a.tar "$PWD/x" 2>&1; tar tf a.tar | sed "s,^${PWD#/}/,,"',
+  ],
+  [
+    "tar -P keeps them; extraction strips them again",
+    'echo x > x; tar cPf a.tar "$PWD/x"; tar tf a.tar | sed "s,^$PWD/,,"; mkdir o; tar xf a.tar -C o 2>&1; ls o/tmp/*/x | wc -l',
+  ],
+  [
+    "tar xf refuses a member with ..",
+    "mkdir d o; echo x > x; cd d; tar cPf ../a.tar ../x; cd ..; tar xf a.tar -C o; echo rc=$?; ls o | wc -l",
+  ],
+  ["tar: a missing file", "echo x > x; tar cf a.tar nosuch x; echo rc=$?; tar tf a.tar"],
+  ["tar: a missing archive", "tar xf nosuch.tar; echo rc=$?; tar tf nosuch.tar; echo rc=$?"],
+  [
+    "tar: not an archive, an empty file, zero blocks",
+    "echo junk > j; tar tf j; echo rc=$?; : > e; tar tf e; echo rc=$?; head -c 700 /dev/zero > z; tar tf z; echo rc=$?",
+  ],
+  [
+    "tar: a member not in the archive",
+    "echo x > x; tar cf a.tar x; tar tf a.tar nope x; echo rc=$?",
+  ],
+  ["tar: nothing to archive", "tar cf a.tar; echo rc=$?"],
+  [
+    "tar xf with member names",
+    "mkdir -p d/e; echo 1 > d/a; echo 2 > d/e/b; tar cf a.tar d; rm -r d; tar xf a.tar d/e; find d | sort",
+  ],
+  ["tar -O", "echo hello > h; tar czf a.tgz h; tar xOzf a.tgz"],
+  [
+    "tar: long names",
+    "n=$(head -c 120 /dev/zero | tr '\\0' x); mkdir -p d/$n; echo 1 > d/$n/f; tar cf a.tar d; rm -r d; tar xf a.tar; tar tf a.tar | awk '{print length($0)}'; cat d/$n/f",
+  ],
+  [
+    "tar: symbolic links stay links",
+    "echo x > t; ln -s t l; tar cf a.tar t l; mkdir o; tar xf a.tar -C o; readlink o/l; cat o/l; tar tvf a.tar | awk '{print $1, $NF}'",
+  ],
+  [
+    "file: text, its encodings and line terminators",
+    "echo hello > a.txt; printf 'h\\xc3\\xa9llo\\n' > u.txt; echo 77u/Ym9tCg== | base64 -d > bom; printf 'a\\r\\nb\\r\\n' > crlf; printf 'a\\rb\\r' > cr; printf 'a\\r\\nb\\n' > mixed; printf 'no newline' > nonl; echo bGF0aW4g6Qo= | base64 -d > lat; echo YcOpgAo= | base64 -d > non-iso; printf 'a\\x1b[1mb\\n' > esc; head -c 400 /dev/zero | tr '\\0' x > long; echo >> long; printf 'h\\xc3\\xa9\\r\\n' > u-crlf; file *",
+  ],
+  [
+    "file: empty, directory, symbolic links, data",
+    ": > e; mkdir d; ln -s e l; ln -s nosuch b; printf '\\x00\\x01\\xff' > bin; file e d l b bin",
+  ],
+  [
+    "file: scripts",
+    "printf '#!/bin/bash\\necho\\n' > a; printf '#!/bin/sh\\n' > b; printf '#!/usr/bin/env bash\\n' > c; printf '#!/usr/bin/env python3\\n' > d; printf '#!/usr/bin/env node\\n' > e; printf '#!/usr/bin/perl\\n' > f; printf '#!/usr/bin/foo\\n' > g; printf '#!/bin/bash\\r\\nx\\r\\n' > h; printf '#!/bin/zsh\\n' > i; chmod +x a; file a b c d e f g h i",
+  ],
+  [
+    "file: JSON, HTML, XML",
+    `printf '{"a": [1, 2]}\\n' > j; printf '[1,\\n2]' > k; echo 1 > n; echo null > o; printf '{"a": ' > p; printf '<!DOCTYPE html>\\n<html></html>\\n' > h; printf '<?xml version="1.0"?>\\n<a/>\\n' > x; file j k n o p h x`,
+  ],
+  [
+    "file: PNG, GIF and JPEG with their sizes",
+    "echo iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAAAAAAA | base64 -d > rgb.png; echo iVBORw0KGgoAAAANSUhEUgAAAQAAAAAgCAYAAAEAAAAA | base64 -d > rgba.png; printf 'GIF89a\\x05\\0\\x07\\0\\0\\0\\0;' > i.gif; echo /9j/4AAQSkZJRgABAQAAAQABAAD/wAARCAAgAEADASIAAhEBAxEB | base64 -d > i.jpg; file rgb.png rgba.png i.gif i.jpg",
+  ],
+  [
+    "file: PDF, Zip, tar and gzip",
+    "echo JVBERi0xLjQKJeLjCg== | base64 -d > d.pdf; echo UEsDBAoAAAAAALmUd10gMDo2BgAAAAYAAAABABwAYVVUCQAD/YcEa/2HBGt1eAsAAQQAAAAABAAAAABoZWxsbwpQSwECHgMKAAAAAAC5lHddIDA6NgYAAAAGAAAAAQAYAAAAAAABAAAApIEAAAAAYVVUBQAD/YcEa3V4CwABBAAAAAAEAAAAAFBLBQYAAAAAAQABAEcAAABBAAAAAAA= | base64 -d > z.zip; echo x > x; tar cf t.tar x; tar czf t.tgz x; file d.pdf z.zip t.tar t.tgz",
+  ],
+  [
+    "file -b, --mime-type, -i, --mime",
+    "echo hi > a; printf 'h\\xc3\\xa9\\n' > u; echo bOkK | base64 -d > l; : > e; mkdir d; printf '\\x00\\x01' > bin; echo '{}' > j; printf '#!/bin/sh\\n' > s; file -b a; file --mime-type a u e d bin j s; file -i a u l e d bin j; file --mime s; file -bi u",
+  ],
+  [
+    "file - reads stdin; a one-byte file",
+    "printf 'hi\\n' | file -; printf '\\x00' | file -b -; printf a > a; file a; printf '\\x00' | file -bi -",
+  ],
+  ["file: a missing file, no operands", "echo x > a; file nosuch a; echo rc=$?; file; echo rc=$?"],
+  [
+    "tar -k keeps existing files",
+    "echo old > f; tar cf a.tar f; echo new > f; tar xkf a.tar; echo rc=$?; cat f",
+  ],
+  ["file -L follows links", "echo x > t; ln -s t l; ln -s nosuch b; file -L l b; file l"],
   ["seq -f", "seq -f 'item%02g' 3; seq -f '%.2f' 0 0.25 1; seq -f '%e' 2 2; seq -s, -f '%g%%' 3"],
   [
     "cut --complement",
@@ -230,12 +338,11 @@ describe("patches to just-bash give bash's behaviour", () => {
   it.each(PATCHES)("%s", async (_label, script) => compare(script));
 });
 
-describe.runIf(has("bc") && has("zip") && has("unzip") && has("iconv"))(
-  "commands polybox adds match GNU's",
-  () => {
-    it.each(COMMANDS)("%s", async (_label, script) => compare(script));
-  },
-);
+describe.runIf(
+  has("bc") && has("zip") && has("unzip") && has("iconv") && has("tar") && has("file"),
+)("commands polybox adds match GNU's", () => {
+  it.each(COMMANDS)("%s", async (_label, script) => compare(script));
+});
 
 describe("what cannot be real says so", () => {
   it("mkfifo fails with a reason instead of 'command not found'", async () => {

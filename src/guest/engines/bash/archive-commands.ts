@@ -4,6 +4,8 @@
 
 import { unzipSync, zipSync } from "fflate";
 import { bytesOutput, defineCommand, latin1FromBytes, unsafeBytesFromLatin1 } from "just-bash";
+import { file } from "./file-command.js";
+import { tar } from "./tar.js";
 import { type Ctx, fail, type Result } from "./unix-commands.js";
 
 const ok = (stdout: string, stderr = ""): Result => ({ stdout, stderr, exitCode: 0 });
@@ -337,4 +339,4 @@ export const unzip = defineCommand("unzip", async (args, ctx) => {
   return ok(out);
 });
 
-export const archiveCommands = [iconv, mkfifo, zip, unzip];
+export const archiveCommands = [iconv, mkfifo, zip, unzip, tar, file];

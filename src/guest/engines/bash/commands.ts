@@ -13,13 +13,14 @@ const NATIVE = 'or a native sandbox (engine: "native"), which runs the real tool
 export const UNAVAILABLE: Readonly<Record<string, string>> = {
   yq: `use jq for JSON, Python (yaml is not in its standard library; json, tomllib are), ${NATIVE}`,
   sqlite3: `use Python's sqlite3 module (language "python"), ${NATIVE}`,
-  tar: `use Python's tarfile module (gzip and gunzip work here), ${NATIVE}`,
-  file: `use Python, ${NATIVE}`,
   "html-to-markdown": `use Python's html.parser, ${NATIVE}`,
 };
 
+/** just-bash's commands polybox writes its own of (tar.ts, file-command.ts), for the same reason. */
+const REPLACED = new Set(["tar", "file"]);
+
 export const AVAILABLE = getCommandNames().filter(
-  (name) => !(name in UNAVAILABLE),
+  (name) => !(name in UNAVAILABLE) && !REPLACED.has(name),
 ) as CommandName[];
 
 export const unavailableCommands = Object.entries(UNAVAILABLE).map(([name, instead]) =>

@@ -215,7 +215,7 @@ const uname = defineCommand("uname", async (args) => {
 });
 
 /** `id [-u|-g|-n]` and `whoami`: the sandbox's one user (also in /etc/passwd: see below). */
-const USER = { uid: 1000, gid: 1000, name: "user" };
+export const USER = { uid: 1000, gid: 1000, name: "user" };
 
 /**
  * /etc/passwd, /etc/group and /etc/hostname, as a Debian-like system has them, naming the same

@@ -1,0 +1,642 @@
+// Worker side: `tar`, written to GNU tar's behaviour over just-bash's file system (ctx.fs), with
+// fflate for gzip. just-bash's own tar loads its dependencies through CommonJS `require`, which the
+// worker's hardening closes. The archive format is GNU tar's default ("gnu": ustar headers with
+// the "ustar  " magic and ././@LongLink entries for names over 100 bytes), so that GNU tar and
+// file(1) read what this one writes as they read their own.
+
+import { Gunzip, gzipSync } from "fflate";
+import { bytesOutput, defineCommand, latin1FromBytes, unsafeBytesFromLatin1 } from "just-bash";
+import { type Ctx, type Result, USER } from "./unix-commands.js";
+
+const BLOCK = 512;
+/** GNU tar writes archives in records of 20 blocks. */
+const RECORD = 20 * BLOCK;
+const USAGE = "Try 'tar --help' or 'tar --usage' for more information.\n";
+
+/** One member of an archive. */
+export interface Member {
+  name: string;
+  /** "0" file, "1" hard link, "2" symbolic link, "5" directory, others as the header says. */
+  type: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  user: string;
+  group: string;
+  mtime: number;
+  link: string;
+  data: Uint8Array;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function put(h: Uint8Array, at: number, len: number, text: string): void {
+  const bytes = enc.encode(text);
+  h.set(bytes.subarray(0, len), at);
+}
+const octal = (n: number, width: number) => `${n.toString(8).padStart(width - 1, "0")}\0`;
+
+function header(m: Member, name: string, link: string, size: number): Uint8Array {
+  const h = new Uint8Array(BLOCK);
+  put(h, 0, 100, name);
+  put(h, 100, 8, octal(m.mode & 0o7777, 8));
+  put(h, 108, 8, octal(m.uid, 8));
+  put(h, 116, 8, octal(m.gid, 8));
+  put(h, 124, 12, octal(size, 12));
+  put(h, 136, 12, octal(Math.max(0, Math.floor(m.mtime)), 12));
+  put(h, 148, 8, "        ");
+  put(h, 156, 1, m.type);
+  put(h, 157, 100, link);
+  put(h, 257, 8, "ustar  \0");
+  put(h, 265, 32, m.user);
+  put(h, 297, 32, m.group);
+  let sum = 0;
+  for (const b of h) sum += b;
+  put(h, 148, 8, `${sum.toString(8).padStart(6, "0")}\0 `);
+  return h;
+}
+
+function padded(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(Math.ceil(data.length / BLOCK) * BLOCK);
+  out.set(data);
+  return out;
+}
+
+/** A GNU-format archive of the members, padded to whole records as GNU tar pads it. */
+export function writeTar(members: Member[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const m of members) {
+    for (const [field, type] of [
+      [m.link, "K"],
+      [m.name, "L"],
+    ] as const) {
+      const bytes = enc.encode(field);
+      if (bytes.length <= 100) continue;
+      const long: Member = { ...m, type, mode: 0o644, uid: 0, gid: 0, user: "root", group: "root" };
+      const body = new Uint8Array(bytes.length + 1);
+      body.set(bytes);
+      parts.push(header({ ...long, mtime: 0 }, "././@LongLink", "", body.length), padded(body));
+    }
+    const size = m.type === "0" ? m.data.length : 0;
+    parts.push(header(m, m.name, m.link, size));
+    if (size) parts.push(padded(m.data));
+  }
+  const length = parts.reduce((n, p) => n + p.length, 0) + 2 * BLOCK;
+  const out = new Uint8Array(Math.ceil(length / RECORD) * RECORD);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+const text = (b: Uint8Array, at: number, len: number) => {
+  const field = b.subarray(at, at + len);
+  const end = field.indexOf(0);
+  return dec.decode(end < 0 ? field : field.subarray(0, end));
+};
+
+/** A numeric field: octal digits, or GNU's base-256 when the high bit of the first byte is set. */
+function number(b: Uint8Array, at: number, len: number): number {
+  if (b[at]! & 0x80) {
+    let n = b[at]! & 0x7f;
+    for (let k = 1; k < len; k++) n = n * 256 + b[at + k]!;
+    return n;
+  }
+  const digits = text(b, at, len).trim();
+  return digits ? Number.parseInt(digits, 8) : 0;
+}
+
+function checksumOk(h: Uint8Array): boolean {
+  let sum = 0;
+  for (let k = 0; k < BLOCK; k++) sum += k >= 148 && k < 156 ? 32 : h[k]!;
+  return sum === number(h, 148, 8);
+}
+
+export class NotTar extends Error {}
+
+/** The members of an archive: ustar, GNU (long names) and pax (path, linkpath, size) headers. */
+export function readTar(archive: Uint8Array): Member[] {
+  const members: Member[] = [];
+  if (archive.length < BLOCK) throw new NotTar();
+  let at = 0;
+  let longName: string | undefined;
+  let longLink: string | undefined;
+  let pax: Record<string, string> = {};
+  while (at + BLOCK <= archive.length) {
+    const h = archive.subarray(at, at + BLOCK);
+    if (h.every((b) => b === 0)) break;
+    if (!checksumOk(h)) {
+      if (members.length === 0 && at === 0) throw new NotTar();
+      throw new NotTar("Skipping to next header");
+    }
+    const type = String.fromCharCode(h[156]!) === "\0" ? "0" : String.fromCharCode(h[156]!);
+    const size = pax.size !== undefined ? Number(pax.size) : number(h, 124, 12);
+    const body = archive.subarray(at + BLOCK, at + BLOCK + size);
+    at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
+    if (type === "L" || type === "K") {
+      const value = text(body, 0, body.length);
+      if (type === "L") longName = value;
+      else longLink = value;
+      continue;
+    }
+    if (type === "x" || type === "g") {
+      const fields: Record<string, string> = {};
+      let k = 0;
+      const all = dec.decode(body);
+      while (k < all.length) {
+        const space = all.indexOf(" ", k);
+        const len = Number.parseInt(all.slice(k, space), 10);
+        if (!(len > 0)) break;
+        const record = all.slice(space + 1, k + len - 1);
+        const eq = record.indexOf("=");
+        fields[record.slice(0, eq)] = record.slice(eq + 1);
+        k += len;
+      }
+      if (type === "x") pax = fields;
+      continue;
+    }
+    const prefix = text(h, 257, 6) === "ustar" ? text(h, 345, 155) : "";
+    let name = pax.path ?? longName ?? (prefix ? `${prefix}/${text(h, 0, 100)}` : text(h, 0, 100));
+    if (type === "5" && !name.endsWith("/")) name += "/";
+    members.push({
+      name,
+      type,
+      mode: number(h, 100, 8),
+      uid: number(h, 108, 8),
+      gid: number(h, 116, 8),
+      user: text(h, 265, 32),
+      group: text(h, 297, 32),
+      mtime: pax.mtime !== undefined ? Number(pax.mtime) : number(h, 136, 12),
+      link: pax.linkpath ?? longLink ?? text(h, 157, 100),
+      data: type === "0" || type === "7" ? body : new Uint8Array(0),
+    });
+    longName = longLink = undefined;
+    pax = {};
+  }
+  return members;
+}
+
+/** gzip's bytes inflated, refusing more than `limit` bytes of output (a gzip bomb). */
+function gunzip(data: Uint8Array, limit: number): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const g = new Gunzip((chunk) => {
+    total += chunk.length;
+    if (total > limit) throw new RangeError("too large");
+    chunks.push(chunk);
+  });
+  g.push(data, true);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+const TYPE_CHAR: Record<string, string> = {
+  "1": "h",
+  "2": "l",
+  "3": "c",
+  "4": "b",
+  "5": "d",
+  "6": "p",
+};
+
+/** `ls -l`'s mode string. */
+export function modeString(type: string, mode: number): string {
+  const bit = (m: number, c: string) => (mode & m ? c : "-");
+  const exec = (x: number, s: number, on: string, off: string) =>
+    mode & s ? (mode & x ? on : off) : bit(x, "x");
+  return (
+    (TYPE_CHAR[type] ?? "-") +
+    bit(0o400, "r") +
+    bit(0o200, "w") +
+    exec(0o100, 0o4000, "s", "S") +
+    bit(0o40, "r") +
+    bit(0o20, "w") +
+    exec(0o10, 0o2000, "s", "S") +
+    bit(0o4, "r") +
+    bit(0o2, "w") +
+    exec(0o1, 0o1000, "t", "T")
+  );
+}
+
+/** "YYYY-MM-DD HH:MM" in the shell's TZ (UTC when it names no zone the platform knows). */
+function stamp(seconds: number, tz: string | undefined): string {
+  let fmt: Intl.DateTimeFormat;
+  const options: Intl.DateTimeFormatOptions = {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+  };
+  try {
+    fmt = new Intl.DateTimeFormat("en-US", { ...options, timeZone: tz || "UTC" });
+  } catch {
+    fmt = new Intl.DateTimeFormat("en-US", { ...options, timeZone: "UTC" });
+  }
+  const p = Object.fromEntries(
+    fmt.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
+}
+
+/** A glob as GNU tar's --exclude reads it: `*` and `?` match `/` too. */
+function globRegex(pattern: string): RegExp {
+  let re = "";
+  for (let k = 0; k < pattern.length; k++) {
+    const c = pattern[k]!;
+    if (c === "*") re += ".*";
+    else if (c === "?") re += ".";
+    else if (c === "[") {
+      const end = pattern.indexOf("]", k + 2);
+      if (end < 0) re += "\\[";
+      else {
+        re += `[${pattern
+          .slice(k + 1, end)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\")}]`;
+        k = end;
+      }
+    } else if (c === "\\" && k + 1 < pattern.length) re += `\\${pattern[++k]}`;
+    else re += c.replace(/[.+^${}()|\\/]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** Whether --exclude's patterns match a name or any of its trailing sequences of components. */
+function excluded(name: string, patterns: RegExp[]): boolean {
+  if (patterns.length === 0) return false;
+  const parts = name.replace(/\/+$/, "").split("/");
+  for (let k = 0; k < parts.length; k++) {
+    const tail = parts.slice(k).join("/");
+    if (patterns.some((p) => p.test(tail))) return true;
+  }
+  return false;
+}
+
+/** GNU's safer_name_suffix: leading `/` and `../` taken off a member name, and which prefix it was. */
+function stripPrefix(name: string): { name: string; removed: string } {
+  let k = 0;
+  let removed = "";
+  for (;;) {
+    const rest = name.slice(k);
+    const m = /^(\/+|\.\.(\/+|$))/.exec(rest);
+    if (!m) break;
+    k += m[0].length;
+    removed = name.slice(0, k);
+  }
+  if (!removed) return { name, removed };
+  return { name: name.slice(k), removed: removed.replace(/\/+/g, "/") };
+}
+
+type Mode = "c" | "x" | "t";
+
+interface Options {
+  mode?: Mode;
+  file?: string;
+  gzip: boolean;
+  verbose: number;
+  toStdout: boolean;
+  keepOld: boolean;
+  /** -P: leading `/` and `..` kept. */
+  absolute: boolean;
+  /** Operands, each with the -C directory in force where it stands. */
+  operands: { name: string; dir: string }[];
+  exclude: RegExp[];
+  dir: string;
+}
+
+class Usage extends Error {}
+
+const LONG_FLAGS: Record<string, string> = {
+  create: "c",
+  extract: "x",
+  get: "x",
+  list: "t",
+  gzip: "z",
+  gunzip: "z",
+  ungzip: "z",
+  verbose: "v",
+  "to-stdout": "O",
+  "keep-old-files": "k",
+  "absolute-names": "P",
+};
+
+function parse(args: string[]): Options {
+  const o: Options = {
+    gzip: false,
+    verbose: 0,
+    toStdout: false,
+    keepOld: false,
+    absolute: false,
+    operands: [],
+    exclude: [],
+    dir: ".",
+  };
+  const setMode = (m: Mode) => {
+    if (o.mode && o.mode !== m)
+      throw new Usage(
+        "You may not specify more than one '-Acdtrux', '--delete' or  '--test-label' option",
+      );
+    o.mode = m;
+  };
+  const queue = [...args];
+  /** A letter; `takeArg` gives it its argument when it needs one. */
+  const letter = (c: string, takeArg: () => string | undefined) => {
+    const need = () => {
+      const v = takeArg();
+      if (v === undefined) throw new Usage(`option requires an argument -- '${c}'`);
+      return v;
+    };
+    if (c === "c" || c === "x" || c === "t") setMode(c);
+    else if (c === "z") o.gzip = true;
+    else if (c === "v") o.verbose++;
+    else if (c === "O") o.toStdout = true;
+    else if (c === "k") o.keepOld = true;
+    else if (c === "P") o.absolute = true;
+    else if (c === "f") o.file = need();
+    else if (c === "C") o.dir = need();
+    else if (!"pom".includes(c)) throw new Usage(`invalid option -- '${c}'`);
+  };
+  // Old style: a first word without a dash is a bundle of letters whose arguments follow it.
+  if (queue.length && queue[0] && !queue[0].startsWith("-")) {
+    const bundle = queue.shift()!;
+    for (const c of bundle) letter(c, () => queue.shift());
+  }
+  let onlyOperands = false;
+  while (queue.length) {
+    const a = queue.shift()!;
+    if (onlyOperands || a === "-" || !a.startsWith("-")) {
+      o.operands.push({ name: a, dir: o.dir });
+    } else if (a === "--") onlyOperands = true;
+    else if (a.startsWith("--")) {
+      const eq = a.indexOf("=");
+      const key = a.slice(2, eq < 0 ? undefined : eq);
+      const value = () => (eq < 0 ? queue.shift() : a.slice(eq + 1));
+      if (key in LONG_FLAGS) letter(LONG_FLAGS[key]!, () => undefined);
+      else if (key === "file") o.file = value() ?? "";
+      else if (key === "directory") o.dir = value() ?? ".";
+      else if (key === "exclude") o.exclude.push(globRegex((value() ?? "").replace(/\/+$/, "")));
+      else if (key === "preserve-permissions" || key === "same-owner" || key === "no-same-owner")
+        continue;
+      else throw new Usage(`unrecognized option '${a}'`);
+    } else {
+      for (let k = 1; k < a.length; k++) {
+        const c = a[k]!;
+        const rest = a.slice(k + 1);
+        let used = false;
+        letter(c, () => {
+          used = true;
+          return rest ? rest : queue.shift();
+        });
+        if (used) break;
+      }
+    }
+  }
+  return o;
+}
+
+const failure = (stderr: string, exitCode = 2): Result => ({ stdout: "", stderr, exitCode });
+
+async function create(ctx: Ctx, o: Options): Promise<Result> {
+  if (o.operands.length === 0)
+    return failure(`tar: Cowardly refusing to create an empty archive\n${USAGE}`);
+  const members: Member[] = [];
+  let stderr = "";
+  let status = 0;
+  let log = "";
+  const warned = new Set<string>();
+  const add = async (dir: string, name: string) => {
+    const path = ctx.fs.resolvePath(ctx.fs.resolvePath(ctx.cwd, dir), name);
+    let st: Awaited<ReturnType<Ctx["fs"]["lstat"]>>;
+    try {
+      st = await ctx.fs.lstat(path);
+    } catch {
+      stderr += `tar: ${name}: Cannot stat: No such file or directory\n`;
+      status = 2;
+      return;
+    }
+    const { name: stored, removed } = o.absolute ? { name, removed: "" } : stripPrefix(name);
+    if (removed && !warned.has(removed)) {
+      warned.add(removed);
+      stderr += `tar: Removing leading \`${removed}' from member names\n`;
+    }
+    const base: Omit<Member, "name" | "type"> = {
+      mode: st.mode & 0o7777,
+      uid: USER.uid,
+      gid: USER.gid,
+      user: USER.name,
+      group: USER.name,
+      mtime: Math.floor(st.mtime.getTime() / 1000),
+      link: "",
+      data: new Uint8Array(0),
+    };
+    const push = (m: Member) => {
+      members.push(m);
+      if (o.verbose) log += `${m.name}\n`;
+    };
+    if (st.isSymbolicLink) {
+      if (stored) push({ ...base, name: stored, type: "2", link: await ctx.fs.readlink(path) });
+    } else if (st.isDirectory) {
+      const dirName = stored.replace(/\/+$/, "");
+      if (dirName) push({ ...base, name: `${dirName}/`, type: "5" });
+      for (const child of (await ctx.fs.readdir(path)).sort()) {
+        const childName = name.endsWith("/") ? `${name}${child}` : `${name}/${child}`;
+        if (excluded(childName, o.exclude)) continue;
+        await add(dir, childName);
+      }
+    } else if (stored)
+      push({ ...base, name: stored, type: "0", data: await ctx.fs.readFileBuffer(path) });
+  };
+  for (const { name, dir } of o.operands) {
+    if (excluded(name, o.exclude)) continue;
+    await add(dir, name);
+  }
+  let archive = writeTar(members);
+  if (o.gzip) archive = gzipSync(archive, { level: 6, mtime: 0 });
+  if (status) stderr += "tar: Exiting with failure status due to previous errors\n";
+  if (!o.file || o.file === "-") {
+    return {
+      ...bytesOutput(unsafeBytesFromLatin1(Buffer.from(archive).toString("latin1"))),
+      stderr: log + stderr,
+      exitCode: status,
+    };
+  }
+  await ctx.fs.writeFile(ctx.fs.resolvePath(ctx.cwd, o.file), archive);
+  return { stdout: log, stderr, exitCode: status };
+}
+
+/** Whether a member is one the operands ask for (the name itself, or inside a named directory). */
+const wanted = (name: string, operands: string[]) =>
+  operands.length === 0 ||
+  operands.some((op) => {
+    const n = op.replace(/\/+$/, "");
+    const m = name.replace(/\/+$/, "");
+    return m === n || m.startsWith(`${n}/`);
+  });
+
+async function readArchive(ctx: Ctx, o: Options): Promise<Member[] | Result> {
+  let data: Uint8Array;
+  const file = o.file ?? "-";
+  if (file === "-") data = Buffer.from(latin1FromBytes(ctx.stdin), "latin1");
+  else {
+    try {
+      data = await ctx.fs.readFileBuffer(ctx.fs.resolvePath(ctx.cwd, file));
+    } catch {
+      return failure(
+        `tar: ${file}: Cannot open: No such file or directory\ntar: Error is not recoverable: exiting now\n`,
+      );
+    }
+  }
+  // GNU tar recognises a compressed archive by its bytes whether or not -z was given.
+  if (data[0] === 0x1f && data[1] === 0x8b) {
+    try {
+      data = gunzip(data, ctx.limits?.maxLiveBytes ?? 256 * 1024 * 1024);
+    } catch (e) {
+      if (e instanceof RangeError)
+        return failure("tar: archive too large to inflate within the sandbox's memory limit\n");
+      return failure(
+        "\ngzip: stdin: invalid compressed data--format violated\ntar: Child returned status 1\ntar: Error is not recoverable: exiting now\n",
+      );
+    }
+  } else if (o.gzip && data.length) {
+    return failure(
+      "\ngzip: stdin: not in gzip format\ntar: Child returned status 1\ntar: Error is not recoverable: exiting now\n",
+    );
+  }
+  try {
+    return readTar(data);
+  } catch {
+    return failure(
+      "tar: This does not look like a tar archive\ntar: Exiting with failure status due to previous errors\n",
+    );
+  }
+}
+
+async function listOrExtract(ctx: Ctx, o: Options): Promise<Result> {
+  const got = await readArchive(ctx, o);
+  if (!Array.isArray(got)) return got;
+  const names = o.operands.map((op) => op.name);
+  const found = new Set<string>();
+  let stdout = "";
+  let stderr = "";
+  let status = 0;
+  const warned = new Set<string>();
+  const tz = ctx.env.get("TZ");
+  let ugsWidth = 19;
+  const base = ctx.fs.resolvePath(ctx.cwd, o.dir);
+  const dirModes: [string, number, number][] = [];
+  const out: string[] = [];
+  for (const m of got) {
+    const { name, removed } = o.absolute ? { name: m.name, removed: "" } : stripPrefix(m.name);
+    if (removed && !warned.has(removed)) {
+      warned.add(removed);
+      stderr += `tar: Removing leading \`${removed}' from member names\n`;
+    }
+    if (!name) continue;
+    const match = names.find((n) => wanted(name, [n]));
+    if (names.length && match === undefined) continue;
+    if (match !== undefined) found.add(match);
+    // GNU refuses a `..` anywhere in the name as it stands in the archive, even a leading one.
+    if (o.mode === "x" && !o.absolute && m.name.split("/").includes("..")) {
+      stderr += `tar: ${m.name}: Member name contains '..'\n`;
+      status = 2;
+      continue;
+    }
+    let line = m.name;
+    if (o.verbose > (o.mode === "t" ? 0 : 1)) {
+      const user = m.user || String(m.uid);
+      const group = m.group || String(m.gid);
+      const size = String(m.type === "0" || m.type === "7" ? m.data.length : 0);
+      const pad = user.length + 1 + group.length + 1 + size.length;
+      if (pad > ugsWidth) ugsWidth = pad;
+      line = `${modeString(m.type, m.mode)} ${user}/${group} ${size.padStart(ugsWidth - pad + size.length)} ${stamp(m.mtime, tz)} ${m.name}`;
+      if (m.type === "2") line += ` -> ${m.link}`;
+      if (m.type === "1") line += ` link to ${m.link}`;
+    }
+    if (o.mode === "t" || o.verbose) {
+      if (o.toStdout) stderr += `${line}\n`;
+      else stdout += `${line}\n`;
+    }
+    if (o.mode === "t") continue;
+    if (o.toStdout) {
+      if (m.type === "0" || m.type === "7") out.push(Buffer.from(m.data).toString("latin1"));
+      continue;
+    }
+    const target = ctx.fs.resolvePath(base, name);
+    const parent = target.slice(0, target.lastIndexOf("/")) || "/";
+    try {
+      await ctx.fs.mkdir(parent, { recursive: true });
+      if (m.type === "5") {
+        await ctx.fs.mkdir(target, { recursive: true });
+        dirModes.push([target, m.mode, m.mtime]);
+        continue;
+      }
+      let exists = false;
+      try {
+        await ctx.fs.lstat(target);
+        exists = true;
+      } catch {}
+      if (exists && o.keepOld) {
+        stderr += `tar: ${name}: Cannot open: File exists\n`;
+        status = 2;
+        continue;
+      }
+      if (exists) await ctx.fs.rm(target, { recursive: false, force: true });
+      if (m.type === "2") await ctx.fs.symlink(m.link, target);
+      else if (m.type === "1")
+        await ctx.fs.link(
+          ctx.fs.resolvePath(base, o.absolute ? m.link : stripPrefix(m.link).name),
+          target,
+        );
+      else if (m.type === "0" || m.type === "7") {
+        await ctx.fs.writeFile(target, m.data);
+        await ctx.fs.chmod(target, m.mode & 0o7777);
+        await ctx.fs.utimes(target, new Date(), new Date(m.mtime * 1000));
+      }
+    } catch (e) {
+      stderr += `tar: ${name}: Cannot open: ${e instanceof Error && /EISDIR|directory/i.test(e.message) ? "Is a directory" : "No such file or directory"}\n`;
+      status = 2;
+    }
+  }
+  // Directories last, as GNU does, so that a read-only directory still receives its files.
+  for (const [dir, mode, mtime] of dirModes.reverse()) {
+    try {
+      await ctx.fs.chmod(dir, mode & 0o7777);
+      await ctx.fs.utimes(dir, new Date(), new Date(mtime * 1000));
+    } catch {}
+  }
+  for (const n of names)
+    if (!found.has(n)) {
+      stderr += `tar: ${n}: Not found in archive\n`;
+      status = 2;
+    }
+  if (status) stderr += "tar: Exiting with failure status due to previous errors\n";
+  if (o.toStdout)
+    return { ...bytesOutput(unsafeBytesFromLatin1(out.join(""))), stderr, exitCode: status };
+  return { stdout, stderr, exitCode: status };
+}
+
+/** `tar -c|-x|-t [-z] [-v] [-f ARCHIVE] [-C DIR] [--exclude=PATTERN] [FILE...]`. */
+export const tar = defineCommand("tar", async (args, ctx) => {
+  let o: Options;
+  try {
+    o = parse(args);
+  } catch (e) {
+    return failure(`tar: ${(e as Error).message}\n${USAGE}`);
+  }
+  if (!o.mode)
+    return failure(
+      `tar: You must specify one of the '-Acdtrux', '--delete' or '--test-label' options\n${USAGE}`,
+    );
+  if (o.mode === "c") return create(ctx, o);
+  return listOrExtract(ctx, o);
+});
