@@ -1,7 +1,7 @@
 // T1 host file read: guest code in every language tries to read canary files that this test
 // plants on the host (one in the OS temp dir, one in the repo), by every route we know of. The
 // secret must never come back, and the runtime must answer normally afterwards.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -104,8 +104,17 @@ it("T1 host file read: bash cat /etc/passwd, ls /, /home, /proc/self/environ sho
     "cat /etc/passwd; cat /etc/hostname; ls / /home /root /tmp; cat /proc/self/environ; echo DONE",
   );
   expect(r.stdout).toContain("DONE");
-  // The host's passwd starts with root's entry; the guest's file system has no /etc at all.
-  expect(r.stdout).not.toMatch(/root:.*:0:0:/);
+  // /etc/passwd and /etc/hostname are the engine's own (root and the sandbox's user; localhost),
+  // so no other line of the host's files shows.
+  expect(r.stdout).toMatch(
+    /^root:x:0:0:root:\/root:\/bin\/bash\nuser:x:1000:1000:user:\/workspace:\/bin\/bash\nlocalhost\n/,
+  );
+  const host = (file: string) =>
+    existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+  for (const line of host("/etc/passwd").filter((l) => !/^(root|user):/.test(l)))
+    expect(r.stdout).not.toContain(line);
+  const hostname = host("/etc/hostname")[0];
+  if (hostname && hostname !== "localhost") expect(r.stdout.split("\n")).not.toContain(hostname);
   expect(r.stdout).not.toMatch(/polybox-ws-|polybox-host-/);
   await expectRuntimeAnswers(rt);
 });

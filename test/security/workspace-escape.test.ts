@@ -20,9 +20,12 @@ import {
 let rt: Runtime;
 let sb: Sandbox;
 /** A line of the host's /etc/passwd: it must never show up in a guest's output or a file read. */
-const hostPasswd = existsSync("/etc/passwd")
-  ? readFileSync("/etc/passwd", "utf8").split("\n")[0]!
-  : "root:x:0:0:";
+// A line of the host's /etc/passwd that is not also in the Bash engine's own (root's and the
+// sandbox user's entries are in both).
+const hostPasswd =
+  (existsSync("/etc/passwd") ? readFileSync("/etc/passwd", "utf8").split("\n") : []).find(
+    (line) => line.includes(":") && !/^(root|user):/.test(line),
+  ) ?? "daemon:x:1:1:";
 
 beforeAll(async () => {
   rt = await securityRuntime();
