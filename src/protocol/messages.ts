@@ -183,8 +183,7 @@ export type FromWorker =
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "net"; id: number; req: number; request: NetRequest }
-  /** `retire`: the host cannot vouch for itself after this run's kill; the trusted side ends it. */
-  | { type: "result"; id: number; result: EngineResult; retire?: true }
+  | { type: "result"; id: number; result: EngineResult }
   | { type: "state"; id: number; answer: StateAnswer }
   | { type: "restored"; id: number; answer: RestoreAnswer };
 

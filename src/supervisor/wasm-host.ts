@@ -313,8 +313,8 @@ export class WasmHost {
    * it. It is detached now, so the tenant's next run starts a new host, and then killed.
    */
   private retire(child: ChildProcess): void {
+    this.kill();
     this.onExit(child, "ended after a kill that could leave guest work running in it");
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
 
   private onExit(child: ChildProcess, how: string): void {

@@ -164,12 +164,11 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
       (req, netRequest) => send({ type: "net", id, req, request: netRequest }),
     );
     if (fresh && session && !request.request.fullSync) result.stateLost = true;
-    if (interpreter.retiresHost) {
-      // What the kill could not stop must not meet the tenant's next run: the trusted side ends
-      // this process on this result, before it sends anything more.
-      result.stateLost = true;
-      send({ type: "result", id, result, retire: true });
-    } else send({ type: "result", id, result });
+    // What a kill could not stop must not meet the tenant's next run: on `retire`, the trusted
+    // side ends this process before it sends anything more.
+    const retire = interpreter.retiresHost;
+    if (retire) result.stateLost = true;
+    send({ type: "result", id, result, ...(retire ? { retire } : {}) });
   } finally {
     running.delete(id);
     if (!session || !interpreter.alive) {

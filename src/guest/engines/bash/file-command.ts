@@ -5,7 +5,7 @@
 // `require`, which the worker closes; this reads just-bash's file system (ctx.fs) only.
 
 import { defineCommand, latin1FromBytes } from "just-bash";
-import type { Ctx, Result } from "./unix-commands.js";
+import { type Ctx, type Result, zonedParts } from "./unix-commands.js";
 
 /** What file(1) says of some bytes: its description, mime type and charset. */
 interface Kind {
@@ -144,7 +144,7 @@ function textKind(b: Uint8Array, enc: { name: string; charset: string }): Kind {
 
 /** ctime(3)'s "Mon Nov 23 18:34:58 2026", in the shell's TZ (UTC when the platform knows no such zone). */
 function ctime(seconds: number, tz: string | undefined): string {
-  const opts: Intl.DateTimeFormatOptions = {
+  const p = zonedParts(seconds, tz, {
     weekday: "short",
     month: "short",
     day: "numeric",
@@ -152,17 +152,7 @@ function ctime(seconds: number, tz: string | undefined): string {
     minute: "2-digit",
     second: "2-digit",
     year: "numeric",
-    hourCycle: "h23",
-  };
-  let fmt: Intl.DateTimeFormat;
-  try {
-    fmt = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: tz || "UTC" });
-  } catch {
-    fmt = new Intl.DateTimeFormat("en-US", { ...opts, timeZone: "UTC" });
-  }
-  const p = Object.fromEntries(
-    fmt.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]),
-  );
+  });
   return `${p.weekday} ${p.month} ${String(p.day).padStart(2)} ${p.hour}:${p.minute}:${p.second} ${p.year}`;
 }
 

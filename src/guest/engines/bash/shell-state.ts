@@ -6,7 +6,7 @@
 // ends early (`exit`, `set -e`) keeps the previous run's answer.
 
 import { type Command, defineCommand } from "just-bash";
-import { shellQuote } from "./unix-commands.js";
+import { HOST_NAME, shellQuote } from "./unix-commands.js";
 
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
 const TRANSIENT = new Set([
@@ -30,7 +30,7 @@ const SHELL_DEFAULTS: Record<string, string> = {
   OSTYPE: "linux-gnu",
   MACHTYPE: "x86_64-pc-linux-gnu",
   HOSTTYPE: "x86_64",
-  HOSTNAME: "localhost",
+  HOSTNAME: HOST_NAME,
   OPTIND: "1",
 };
 

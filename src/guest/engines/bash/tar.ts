@@ -6,7 +6,7 @@
 
 import { Gunzip, gzipSync } from "fflate";
 import { bytesOutput, defineCommand, latin1FromBytes, unsafeBytesFromLatin1 } from "just-bash";
-import { type Ctx, type Result, USER } from "./unix-commands.js";
+import { type Ctx, type Result, USER, zonedParts } from "./unix-commands.js";
 
 const BLOCK = 512;
 /** GNU tar writes archives in records of 20 blocks. */
@@ -189,13 +189,7 @@ function gunzip(data: Uint8Array, limit: number): Uint8Array {
     chunks.push(chunk);
   });
   g.push(data, true);
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return Buffer.concat(chunks, total);
 }
 
 const TYPE_CHAR: Record<string, string> = {
@@ -228,23 +222,13 @@ export function modeString(type: string, mode: number): string {
 
 /** "YYYY-MM-DD HH:MM" in the shell's TZ (UTC when it names no zone the platform knows). */
 function stamp(seconds: number, tz: string | undefined): string {
-  let fmt: Intl.DateTimeFormat;
-  const options: Intl.DateTimeFormatOptions = {
+  const p = zonedParts(seconds, tz, {
     year: "numeric",
     month: "2-digit",
     day: "2-digit",
     hour: "2-digit",
     minute: "2-digit",
-    hourCycle: "h23",
-  };
-  try {
-    fmt = new Intl.DateTimeFormat("en-US", { ...options, timeZone: tz || "UTC" });
-  } catch {
-    fmt = new Intl.DateTimeFormat("en-US", { ...options, timeZone: "UTC" });
-  }
-  const p = Object.fromEntries(
-    fmt.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]),
-  );
+  });
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
 }
 

@@ -195,6 +195,26 @@ const shuf = defineCommand("shuf", async (args, ctx) => {
   return ok(picked.length ? `${picked.join("\n")}\n` : "");
 });
 
+/**
+ * The named parts of an instant (`seconds` since the epoch) in the shell's TZ, or in UTC when it
+ * names no zone the platform knows: what `tar -tv` and `file` print dates from.
+ */
+export function zonedParts(
+  seconds: number,
+  tz: string | undefined,
+  options: Intl.DateTimeFormatOptions,
+): Partial<Record<Intl.DateTimeFormatPartTypes, string>> {
+  let fmt: Intl.DateTimeFormat;
+  try {
+    fmt = new Intl.DateTimeFormat("en-US", { ...options, hourCycle: "h23", timeZone: tz || "UTC" });
+  } catch {
+    fmt = new Intl.DateTimeFormat("en-US", { ...options, hourCycle: "h23", timeZone: "UTC" });
+  }
+  return Object.fromEntries(
+    fmt.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]),
+  );
+}
+
 /** The sandbox's host name: just-bash's `$HOSTNAME` and `hostname` say localhost. */
 export const HOST_NAME = "localhost";
 
