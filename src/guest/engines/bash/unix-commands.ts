@@ -3,6 +3,7 @@
 // just-bash's own file system through the command context and see nothing outside it.
 
 import { defineCommand, latin1FromBytes } from "just-bash";
+import { MACHINE } from "../common/machine.js";
 
 export type Result = { stdout: string; stderr: string; exitCode: number };
 export type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
@@ -215,8 +216,8 @@ export function zonedParts(
   );
 }
 
-/** The sandbox's host name: just-bash's `$HOSTNAME` and `hostname` say localhost. */
-export const HOST_NAME = "localhost";
+/** The sandbox's host name: just-bash's `$HOSTNAME` and `hostname` say it too. */
+export const HOST_NAME = MACHINE.host;
 
 /** `uname [-asnrvm]`: the sandbox's own answer, the same everywhere polybox runs. */
 const UNAME = { s: "Linux", n: HOST_NAME, r: "6.1.0-polybox", v: "#1 SMP polybox", m: "wasm32" };
@@ -235,7 +236,7 @@ const uname = defineCommand("uname", async (args) => {
 });
 
 /** `id [-u|-g|-n]` and `whoami`: the sandbox's one user (also in /etc/passwd: see below). */
-export const USER = { uid: 1000, gid: 1000, name: "user" };
+export const USER = { uid: MACHINE.uid, gid: MACHINE.gid, name: MACHINE.user };
 
 /**
  * /etc/passwd, /etc/group and /etc/hostname, as a Debian-like system has them, naming the same
@@ -243,7 +244,7 @@ export const USER = { uid: 1000, gid: 1000, name: "user" };
  * -f1 /etc/passwd`, `getent`-less lookups of a home directory). Written afresh each run.
  */
 export const ETC_FILES: Readonly<Record<string, string>> = {
-  "/etc/passwd": `root:x:0:0:root:/root:/bin/bash\n${USER.name}:x:${USER.uid}:${USER.gid}:${USER.name}:/workspace:/bin/bash\n`,
+  "/etc/passwd": `root:x:0:0:root:/root:/bin/bash\n${USER.name}:x:${USER.uid}:${USER.gid}:${USER.name}:${MACHINE.home}:/bin/bash\n`,
   "/etc/group": `root:x:0:\n${USER.name}:x:${USER.gid}:\n`,
   "/etc/hostname": `${HOST_NAME}\n`,
 };

@@ -5,6 +5,8 @@
 // Values print as Node prints them: `util.inspect` and `util.format` come from
 // node-inspect-extracted (Node's own code, packaged for other runtimes), evaluated first.
 
+import { MACHINE } from "../common/machine.js";
+
 /** The locales with Intl data besides en, one bundle each (wasm/polyfills.mjs builds them). */
 export const INTL_LOCALES = [
   "de",
@@ -510,11 +512,11 @@ export const PRELUDE_SOURCE = String.raw`
   const os = {
     EOL: "\n", devNull: "/dev/null",
     platform: () => "linux", type: () => "Linux", arch: () => "x64", machine: () => "x86_64", release: () => "6.0.0", version: () => "#1 SMP",
-    endianness: () => "LE", hostname: () => "localhost", tmpdir: () => "/tmp", homedir: () => process.env.HOME || "/workspace",
+    endianness: () => "LE", hostname: () => "${MACHINE.host}", tmpdir: () => "/tmp", homedir: () => process.env.HOME || "/workspace",
     cpus: () => [{ model: "polybox", speed: 0, times: { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 } }],
     availableParallelism: () => 1, loadavg: () => [0, 0, 0], uptime: () => Math.floor(performance.now() / 1000),
     totalmem: () => 0, freemem: () => 0, networkInterfaces: () => ({}),
-    userInfo: () => ({ uid: 1000, gid: 1000, username: "user", homedir: process.env.HOME || "/workspace", shell: null }),
+    userInfo: () => ({ uid: ${MACHINE.uid}, gid: ${MACHINE.gid}, username: "${MACHINE.user}", homedir: process.env.HOME || "${MACHINE.home}", shell: null }),
     constants: { signals: {}, errno: {} },
   };
 

@@ -3,6 +3,8 @@
 // value of the last expression is returned (as repr text), top-level `await` works, tracebacks
 // show only the user's frames, and SystemExit becomes an exit code.
 
+import { MACHINE } from "../common/machine.js";
+
 /**
  * The part any CPython can use, Pyodide's or the machine's own (native mode): the user's globals,
  * display() and rich rendering, user-only tracebacks, and what SystemExit means.
@@ -186,14 +188,14 @@ del _install_compat
 
 def _install_machine():
     """What a program asks about the machine it runs on gets the answers polybox's Bash gives
-    (user "user", uid 1000, host "localhost", home /workspace), never the server's own: the
+    (common/machine.ts: user, uid, host, home and PATH), never the server's own: the
     interpreter was built by a host process whose path Pyodide took for sys.executable."""
     import os, socket, sys, types
     sys.executable = sys._base_executable = "/usr/bin/python3"
     sys.argv[:] = ["-c"]
     sys.orig_argv = ["python3", "-c"]
-    os.environ.update({"USER": "user", "LOGNAME": "user", "PATH": "/usr/bin:/bin", "PWD": "/workspace"})
-    socket.gethostname = lambda: "localhost"
+    os.environ.update({"USER": "${MACHINE.user}", "LOGNAME": "${MACHINE.user}", "PATH": "${MACHINE.path}", "PWD": "${MACHINE.home}"})
+    socket.gethostname = lambda: "${MACHINE.host}"
 
     # pwd: Pyodide has none; getpass, os.path.expanduser("~name") and pathlib look users up.
     pwd = types.ModuleType("pwd", "The password database: the sandbox's two users.")
@@ -210,7 +212,7 @@ def _install_machine():
     struct_passwd.__module__ = "pwd"
     users = (
         struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")),
-        struct_passwd(("user", "x", 1000, 1000, "user", "/workspace", "/bin/bash")),
+        struct_passwd(("${MACHINE.user}", "x", ${MACHINE.uid}, ${MACHINE.gid}, "${MACHINE.user}", "${MACHINE.home}", "/bin/bash")),
     )
     def getpwuid(uid):
         for entry in users:
