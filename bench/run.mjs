@@ -416,3 +416,11 @@ writeFileSync(
 note(`wrote ${out}`);
 if (process.argv.includes("--readme"))
   note(`rewrote the performance figures in ${updateReadme(out)}`);
+
+// Then the load bench (bench/load.mjs): the load issue's targets, with its own table and results.
+{
+  const { spawnSync } = await import("node:child_process");
+  spawnSync(process.execPath, [fileURLToPath(new URL("load.mjs", import.meta.url))], {
+    stdio: "inherit",
+  });
+}
