@@ -179,6 +179,7 @@ export class Runtime implements SandboxRuntime {
       {
         budgetMb: options.poolBudgetMb ?? 1024,
         idleShrinkMs: options.poolIdleShrinkMs ?? 10 * 60_000,
+        principalIdleMs: options.principalIdleMs ?? 10 * 60_000,
       },
     );
   }
@@ -254,10 +255,19 @@ export class Runtime implements SandboxRuntime {
   }
 
   /** @internal */
-  hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost {
-    return engine === "native"
-      ? this.native.forSandbox(tenant, workspaceQuotaBytes)
-      : this.fleet.forTenant();
+  hostFor(
+    engine: EngineKind,
+    tenant: string,
+    workspaceQuotaBytes: number,
+    principal?: string,
+  ): RunHost {
+    if (engine === "native") return this.native.forSandbox(tenant, workspaceQuotaBytes);
+    return principal === undefined ? this.fleet.forTenant() : this.fleet.forPrincipal(principal);
+  }
+
+  /** @internal */
+  releasePrincipal(principal: string): Promise<void> {
+    return this.fleet.releasePrincipal(principal);
   }
 
   /** @internal The native engines (one jail per sandbox), started on first use. */

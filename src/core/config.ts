@@ -109,6 +109,11 @@ export interface RuntimeOptions {
   /** After this long without a new tenant, warm hosts shrink to one per language (default 10 min). */
   poolIdleShrinkMs?: number;
   /**
+   * After this long without a one-shot run, a principal's engine host is ended (default 10 min);
+   * its next one-shot takes a warm host again.
+   */
+  principalIdleMs?: number;
+  /**
    * Where polybox's own diagnostics go (default: nowhere; `stderrLog` prints them). The library
    * never writes to stdout or stderr by itself: stdout may be an MCP stdio channel.
    */

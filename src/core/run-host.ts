@@ -101,8 +101,18 @@ export interface SandboxRuntime {
   netSession(grant: readonly string[] | null, deadline: number): GuestNet;
   /** @internal Throws PERMISSION_DENIED unless every entry lies within the runtime's grant. */
   checkNetGrant(grant: readonly string[]): void;
-  /** @internal A process of its own for a new tenant (one sandbox, or one one-shot run). */
-  hostFor(engine: EngineKind, tenant: string, workspaceQuotaBytes: number): RunHost;
+  /**
+   * @internal A process of its own for a new tenant: one sandbox, or, given `principal`, that
+   * principal's one-shot runs (one process for all of them, a fresh interpreter for each run).
+   */
+  hostFor(
+    engine: EngineKind,
+    tenant: string,
+    workspaceQuotaBytes: number,
+    principal?: string,
+  ): RunHost;
+  /** @internal Ends a principal's one-shot process (its client went away for good). */
+  releasePrincipal?(principal: string): Promise<void>;
   /** @internal Registers something to close with the runtime (its sandboxes). */
   track(close: () => Promise<void>): () => void;
 }

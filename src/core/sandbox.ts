@@ -125,6 +125,8 @@ interface Placement {
   scope: string;
   /** A named sandbox's directory in the data directory. */
   home?: string;
+  /** A one-shot's principal: it runs in that principal's process, not one of its own. */
+  principal?: string;
 }
 
 export interface SandboxInfo {
@@ -273,8 +275,9 @@ export class Sandbox {
     this.engine = engine ?? (runtime.isolation === "native" ? "native" : "wasm");
     if (this.engine !== "wasm" && this.engine !== "native")
       throw new PolyboxError("INVALID_ARGUMENT", `engine must be "wasm" or "native"`);
-    // Every sandbox has a process of its own: its engine host, or its native jail.
-    this.host = runtime.hostFor(this.engine, this.id, limits.workspaceQuotaBytes);
+    // Every sandbox has a process of its own (its engine host, or its native jail); a one-shot
+    // runs in its principal's, in a fresh interpreter.
+    this.host = runtime.hostFor(this.engine, this.id, limits.workspaceQuotaBytes, place.principal);
     this.workspace = new Workspace(
       limits.workspaceQuotaBytes,
       place.home
@@ -287,12 +290,22 @@ export class Sandbox {
   }
 
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
+    return Sandbox.make(options);
+  }
+
+  /** @internal The sandbox of one one-shot run of `principal` (see `run`). */
+  static oneShot(options: SandboxOptions, principal: string): Promise<Sandbox> {
+    return Sandbox.make(options, principal);
+  }
+
+  private static async make(options: SandboxOptions, principal?: string): Promise<Sandbox> {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
     const net = checkNet(runtime, options.net);
     const sandbox = new Sandbox(runtime, limits, options.engine, {
       name: null,
       scope: options.scope ?? LOCAL_SCOPE,
+      ...(principal !== undefined ? { principal } : {}),
     });
     sandbox.netGrant = net;
     return sandbox;
@@ -1200,17 +1213,31 @@ export interface OneShotOptions extends RunOptions {
   engine?: EngineKind;
   /** Hosts the code may reach, within the runtime's grant (see SandboxOptions.net). */
   net?: string[];
+  /**
+   * Whose one-shot this is. One engine process serves all one-shot runs of a principal, each in
+   * a fresh interpreter; two principals' runs never share a process. Name one per client of
+   * yours that must be walled off from the others (default: one principal for the runtime).
+   */
+  principal?: string;
 }
+
+/** The principal of one-shot runs that name none. */
+export const DEFAULT_PRINCIPAL = "default";
 
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
-  const { language, code, files, runtime, limits, engine, net, ...runOptions } = options;
-  const sandbox = await Sandbox.create({
-    ...(runtime ? { runtime } : {}),
-    ...(limits ? { limits } : {}),
-    ...(engine ? { engine } : {}),
-    ...(net ? { net } : {}),
-  });
+  const { language, code, files, runtime, limits, engine, net, principal, ...runOptions } = options;
+  if (principal !== undefined && (typeof principal !== "string" || principal.length === 0))
+    throw new PolyboxError("INVALID_ARGUMENT", "principal must be a non-empty string");
+  const sandbox = await Sandbox.oneShot(
+    {
+      ...(runtime ? { runtime } : {}),
+      ...(limits ? { limits } : {}),
+      ...(engine ? { engine } : {}),
+      ...(net ? { net } : {}),
+    },
+    principal ?? DEFAULT_PRINCIPAL,
+  );
   try {
     for (const [path, data] of Object.entries(files ?? {})) await sandbox.files.write(path, data);
     return await sandbox.runOnce(language, code, runOptions);

@@ -316,7 +316,10 @@ export class SandboxService {
    */
   async releaseOwner(owner: string, reason: string): Promise<string[]> {
     await this.jobs.cancelOwner(owner);
-    return this.sandboxes.closeOwner(owner, reason);
+    const closed = await this.sandboxes.closeOwner(owner, reason);
+    // The owner's one-shot process goes with it.
+    await this.runtime.releasePrincipal?.(owner);
+    return closed;
   }
 
   /**
@@ -339,7 +342,14 @@ export class SandboxService {
     const task = async (): Promise<RunResult> => {
       how.started?.();
       if (!sandbox) {
-        const result = await run({ language, code, files, runtime: this.runtime, ...options });
+        const result = await run({
+          language,
+          code,
+          files,
+          runtime: this.runtime,
+          principal: caller.owner,
+          ...options,
+        });
         return this.keepLongOutput(caller, null, how.runId, result);
       }
       for (const [path, data] of Object.entries(files)) await sandbox.files.write(path, data);

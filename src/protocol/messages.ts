@@ -169,17 +169,25 @@ export interface WorkerInit {
 
 export type ToWorker =
   /**
-   * `warmUp`: the pool's own run before any tenant's (pool.ts); an engine that can replace its
-   * interpreter with a brand-new one does so after it, so that nothing of the run remains.
+   * `recycle`: nothing of this run may remain (a warm-up, or a one-shot). After its result the
+   * worker checks that its realm is as it booted, replaces its interpreter with a brand-new one
+   * and answers `recycled`, or ends itself: the engine host hands it on only after `recycled`.
+   * Sent only to workers that said they can (`ready.recyclable`).
    */
-  | { type: "run"; id: number; request: RunRequest; warmUp?: boolean }
+  | { type: "run"; id: number; request: RunRequest; recycle?: boolean }
   | { type: "interrupt" }
   | { type: "capture"; id: number; maxBytes: number }
   | { type: "restore"; id: number; state: StateImage; memoryMb: number; wheels?: WheelBlob[] };
 
 export type FromWorker =
   /** `note`: the boot took a slower path than it was offered (a refused boot image), and why. */
-  | { type: "ready"; note?: string }
+  /**
+   * `recyclable`: the engine can replace its interpreter inside this worker (its guests cannot
+   * reach the worker's realm: QuickJS, just-bash, plain WASI), so one worker serves many runs.
+   */
+  | { type: "ready"; note?: string; recyclable?: boolean }
+  /** The interpreter after a `recycle` run is a brand-new one; the worker may take another run. */
+  | { type: "recycled"; id: number }
   | { type: "boot-failed"; message: string }
   | { type: "output"; id: number; stream: "stdout" | "stderr"; text: string }
   | { type: "net"; id: number; req: number; request: NetRequest }

@@ -1,9 +1,12 @@
 // Trusted side: the engine host processes of one runtime. The process is the wall between
-// tenants: every sandbox, and every one-shot run, gets an engine host of its own (jailed on
-// Linux), and the host dies with it, so no guest ever shares a process, a realm, a
-// BroadcastChannel or a worker pool with another tenant's code. Starting a host costs a Node
-// start and an interpreter boot, so the fleet keeps warm hosts per language, started ahead of
-// need one at a time and within a memory budget, and hands one out when a tenant first runs code.
+// tenants: every stateful sandbox gets an engine host of its own (jailed on Linux), and so does
+// every principal (one MCP client, or the owner an embedder names) for its one-shot runs; no
+// guest ever shares a process, a realm, a BroadcastChannel or a worker pool with another
+// tenant's code. Inside a principal's host each one-shot gets a fresh interpreter (see
+// src/guest/engine-host/pool.ts), so back-to-back and parallel one-shots cost a run, not a Node
+// start and an engine boot. Starting a host costs both, so the fleet keeps warm hosts per
+// language, started ahead of need one at a time and within a memory budget, and hands one out
+// when a tenant first runs code.
 
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
@@ -40,6 +43,8 @@ export interface FleetPolicy {
   budgetMb: number;
   /** After this long without a claim, warm hosts shrink to one per language. */
   idleShrinkMs: number;
+  /** After this long without a one-shot, a principal's host is ended (the next claims anew). */
+  principalIdleMs: number;
 }
 
 export interface FleetStats {
@@ -92,6 +97,40 @@ export class HostFleet {
     return new TenantHost(this);
   }
 
+  private readonly principals = new Map<string, PrincipalHost>();
+
+  /**
+   * The RunHost of one principal's one-shot runs: its own engine host, claimed on the first and
+   * kept for the next (each run gets a fresh interpreter there). Closing what this returns does
+   * not end the host: `releasePrincipal` does, or the principal's idleness, or `close()`.
+   */
+  forPrincipal(principal: string): RunHost {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    let host = this.principals.get(principal);
+    if (!host) {
+      host = new PrincipalHost(this, () => this.principals.delete(principal));
+      this.principals.set(principal, host);
+    }
+    return host.view();
+  }
+
+  /** Ends a principal's one-shot host (its client went away); its runs in flight fail. */
+  async releasePrincipal(principal: string): Promise<void> {
+    const host = this.principals.get(principal);
+    this.principals.delete(principal);
+    await host?.close();
+  }
+
+  /** Principals with a one-shot host now. */
+  get principalCount(): number {
+    return this.principals.size;
+  }
+
+  /** The pid of a principal's one-shot host, once it has one (for diagnostics and tests). */
+  principalPid(principal: string): number | null {
+    return this.principals.get(principal)?.pid ?? null;
+  }
+
   /** @internal An engine host for one tenant, warm for `language` when one is ready. */
   async claim(language: EngineLanguage): Promise<WasmHost> {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
@@ -140,6 +179,9 @@ export class HostFleet {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.shrinkTimer);
+    const principals = [...this.principals.values()];
+    this.principals.clear();
+    await Promise.all(principals.map((p) => p.close()));
     const all = [...this.claimed, ...[...this.warm.values()].flat()];
     this.warm.clear();
     this.claimed.clear();
@@ -165,6 +207,11 @@ export class HostFleet {
     for (const [language, hosts] of this.warm)
       total += hosts.length * (HOST_MB + INTERPRETER_MB[language]);
     return total;
+  }
+
+  /** How long a principal's one-shot host may sit unused before it is ended. */
+  get principalIdleMs(): number {
+    return this.policy.principalIdleMs;
   }
 
   private shrinkIfIdle(): void {
@@ -311,5 +358,80 @@ export class TenantHost implements RunHost {
       );
     }
     return this.host;
+  }
+}
+
+/**
+ * The engine host of one principal's one-shot runs. Every one-shot of the principal goes to this
+ * one process; its first claims a warm host from the fleet. If the process dies, the runs in
+ * flight there fail (the channel says so) and the next run starts it again. After
+ * `principalIdleMs` with no run it is ended, so an idle principal holds no memory.
+ */
+class PrincipalHost {
+  private readonly tenant: TenantHost;
+  private inFlight = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly fleet: HostFleet,
+    private readonly forget: () => void,
+  ) {
+    this.tenant = fleet.forTenant();
+  }
+
+  get pid(): number | null {
+    return this.tenant.pid;
+  }
+
+  /** What one one-shot's sandbox holds: runs go to this host; its `close()` leaves it running. */
+  view(): RunHost {
+    const tenant = this.tenant;
+    const self = this;
+    return {
+      get generation() {
+        return tenant.generation;
+      },
+      get pid() {
+        return tenant.pid;
+      },
+      start: (language) => tenant.start(language),
+      async run(session, language, request, output, signal, net) {
+        if (session !== null)
+          throw new PolyboxError("INVALID_ARGUMENT", "a principal's host runs one-shots only");
+        self.busy();
+        try {
+          return await tenant.run(null, language, request, output, signal, net);
+        } finally {
+          self.idle();
+        }
+      },
+      dispose: () => undefined,
+      close: async () => undefined,
+    };
+  }
+
+  private busy(): void {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    this.inFlight++;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  private idle(): void {
+    this.inFlight--;
+    if (this.inFlight > 0 || this.closed) return;
+    this.idleTimer = setTimeout(() => {
+      this.forget();
+      void this.close();
+    }, this.fleet.principalIdleMs);
+    this.idleTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    await this.tenant.close();
   }
 }

@@ -71,7 +71,7 @@ describe("warm engine hosts", () => {
     expect(fleetOf(rt).stats().claimed).toBe(0);
   });
 
-  it("never hand a one-shot's host or interpreter to a second run", async () => {
+  it("never hand a one-shot's interpreter to a second run, though its principal's process serves both", async () => {
     await using rt = await testRuntime({
       pool: { python: 0, javascript: 1, typescript: 0, bash: 1 },
     });
@@ -96,7 +96,22 @@ describe("warm engine hosts", () => {
     expect(second.stdout).not.toContain("secret");
     expect(second.stdout).not.toContain("left.txt");
     expect(second.stdout).toContain("[]");
-    expect(fleetOf(rt).stats().claimed).toBe(0);
+    // One process serves the runtime's default principal; another principal gets its own.
+    expect(fleetOf(rt).stats().claimed).toBe(1);
+    const mine = fleetOf(rt).principalPid("default");
+    expect(mine).toBeGreaterThan(0);
+    const theirs = await run({
+      runtime: rt,
+      language: "javascript",
+      code: "typeof globalThis.leftover",
+      principal: "other",
+    });
+    expect(theirs.value).toBe("'undefined'");
+    expect(fleetOf(rt).stats().claimed).toBe(2);
+    expect(fleetOf(rt).principalPid("other")).not.toBe(mine);
+    expect(alive(mine!)).toBe(true);
+    await fleetOf(rt).releasePrincipal("other");
+    expect(fleetOf(rt).stats().claimed).toBe(1);
   });
 
   it.runIf(process.platform === "linux")(

@@ -307,3 +307,139 @@ export function lockDownRealm(
   trackTimers();
   guardBufferConstructors();
 }
+
+/**
+ * The realm's intrinsics as they are now: for each of the global object, the standard
+ * constructors, their prototypes and the namespace objects, its prototype, whether it is
+ * extensible, and each own property's descriptor (values and accessors by identity). A worker
+ * whose engine can replace its interpreter (recyclable) serves many runs only while this stays as
+ * it was when the worker booted: whatever a run could have planted in the realm (a property on
+ * `Object.prototype`, a replaced `JSON.parse`, a new global) shows here.
+ */
+export type RealmFingerprint = ReadonlyMap<object, ObjectPrint>;
+
+interface ObjectPrint {
+  proto: object | null;
+  extensible: boolean;
+  props: Map<PropertyKey, PropertyDescriptor>;
+}
+
+const INTRINSIC_NAMES = [
+  "Object",
+  "Function",
+  "Array",
+  "String",
+  "Number",
+  "Boolean",
+  "Symbol",
+  "BigInt",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+  "Promise",
+  "RegExp",
+  "Date",
+  "Map",
+  "Set",
+  "WeakMap",
+  "WeakSet",
+  "WeakRef",
+  "FinalizationRegistry",
+  "ArrayBuffer",
+  "SharedArrayBuffer",
+  "DataView",
+  "Uint8Array",
+  "Int8Array",
+  "Uint8ClampedArray",
+  "Uint16Array",
+  "Int16Array",
+  "Uint32Array",
+  "Int32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
+  "JSON",
+  "Math",
+  "Reflect",
+  "Proxy",
+  "Atomics",
+  "WebAssembly",
+  "TextEncoder",
+  "TextDecoder",
+  "URL",
+  "Buffer",
+] as const;
+
+function realmObjects(): object[] {
+  const g = globalThis as unknown as Record<string, unknown>;
+  const objects = new Set<object>([globalThis]);
+  const add = (v: unknown) => {
+    if ((typeof v === "object" || typeof v === "function") && v !== null) objects.add(v);
+  };
+  for (const name of INTRINSIC_NAMES) {
+    const value = g[name];
+    add(value);
+    if (typeof value === "function") add(value.prototype);
+  }
+  // The prototypes no constructor is named for.
+  add(Object.getPrototypeOf(Uint8Array));
+  add(Object.getPrototypeOf(Uint8Array.prototype));
+  add(Object.getPrototypeOf(function* () {}));
+  add(Object.getPrototypeOf(async () => {}));
+  add(Object.getPrototypeOf([][Symbol.iterator]()));
+  add(Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]())));
+  for (const ns of ["WebAssembly"]) {
+    const space = g[ns] as Record<string, unknown> | undefined;
+    for (const key of Object.keys(space ?? {})) {
+      add(space?.[key]);
+      add((space?.[key] as { prototype?: unknown } | undefined)?.prototype);
+    }
+  }
+  return [...objects];
+}
+
+function printOf(object: object): ObjectPrint {
+  const props = new Map<PropertyKey, PropertyDescriptor>();
+  for (const key of Reflect.ownKeys(object)) {
+    const descriptor = Reflect.getOwnPropertyDescriptor(object, key);
+    if (descriptor) props.set(key, descriptor);
+  }
+  return { proto: Reflect.getPrototypeOf(object), extensible: Reflect.isExtensible(object), props };
+}
+
+export function realmFingerprint(): RealmFingerprint {
+  return new Map(realmObjects().map((object) => [object, printOf(object)]));
+}
+
+/**
+ * Whether the realm is as `before` found it. The global object's accessors are compared by key
+ * only: Node defines some globals lazily (a getter that replaces itself on first use).
+ */
+export function realmUnchanged(before: RealmFingerprint): boolean {
+  for (const [object, was] of before) {
+    const now = printOf(object);
+    if (now.proto !== was.proto || now.extensible !== was.extensible) return false;
+    if (now.props.size !== was.props.size) return false;
+    for (const [key, a] of was.props) {
+      const b = now.props.get(key);
+      if (!b) return false;
+      if (object === globalThis && (a.get || a.set)) continue;
+      if (
+        !Object.is(a.value, b.value) ||
+        a.get !== b.get ||
+        a.set !== b.set ||
+        a.writable !== b.writable ||
+        a.enumerable !== b.enumerable ||
+        a.configurable !== b.configurable
+      )
+        return false;
+    }
+  }
+  return true;
+}

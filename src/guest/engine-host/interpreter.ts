@@ -45,6 +45,8 @@ const WORKER_URL = new URL("./worker-entry.js", import.meta.url);
 /** How long a worker's termination may take to be confirmed before its host ends itself. */
 const TERMINATE_CONFIRM_MS = 5_000;
 const EXIT_WORKER_STUCK = 70;
+/** How long a worker may take to replace its interpreter after a run before it is retired. */
+const RENEWAL_TIMEOUT_MS = 10_000;
 
 type Output = (stream: "stdout" | "stderr", text: string) => void;
 /** Passes the guest's network request `req` on to the trusted side. */
@@ -80,6 +82,10 @@ export class Interpreter {
   readonly ready: Promise<void>;
   /** Why the worker booted a slower way than it was offered, if it did (logged by the pool). */
   bootNote: string | undefined;
+  /** The worker can replace its interpreter with a brand-new one and so serve another run. */
+  recyclable = false;
+  /** The answer to the last `recycle` run's replacement: true once the worker took a new one. */
+  private renewal: { id: number; settle: (fresh: boolean) => void } | null = null;
   private readonly worker: Worker;
   /** The network bridge: replies go on `netPort`, then `netSignal[0]` wakes the worker. */
   private readonly netPort: MessagePort;
@@ -124,6 +130,7 @@ export class Interpreter {
       const onMessage = (message: FromWorker) => {
         if (message.type === "ready") {
           this.bootNote = message.note;
+          this.recyclable = message.recyclable === true;
           resolve();
         } else if (message.type === "boot-failed") reject(new Error(message.message));
       };
@@ -195,6 +202,35 @@ export class Interpreter {
     });
   }
 
+  private renewed_: Promise<boolean> = Promise.resolve(false);
+
+  private expectRenewal(id: number): void {
+    this.renewed_ = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        // A replacement that takes this long is not one to wait for: the worker goes.
+        this.renewal?.settle(false);
+        this.dispose();
+      }, RENEWAL_TIMEOUT_MS);
+      timer.unref();
+      this.renewal = {
+        id,
+        settle: (fresh) => {
+          clearTimeout(timer);
+          this.renewal = null;
+          resolve(fresh && !this.dead);
+        },
+      };
+    });
+  }
+
+  /**
+   * After a `recycle` run: true once the worker holds a brand-new interpreter and may be handed
+   * another run; false if it ended or was retired instead (it must then be disposed).
+   */
+  renewed(): Promise<boolean> {
+    return this.renewed_;
+  }
+
   get alive(): boolean {
     return !this.dead;
   }
@@ -203,13 +239,16 @@ export class Interpreter {
     return this.pending !== null;
   }
 
-  /** `warmUp`: the pool's run before any tenant's (see ToWorker). */
+  /**
+   * `recycle`: nothing of the run may remain (a warm-up or a one-shot, on a recyclable worker):
+   * the worker replaces its interpreter after answering, and `renewed()` says when it has.
+   */
   run(
     id: number,
     request: RunRequest,
     output: Output,
     net: NetOut,
-    warmUp = false,
+    recycle = false,
   ): Promise<EngineResult> {
     if (this.dead)
       return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
@@ -229,7 +268,13 @@ export class Interpreter {
         netWaiting: null,
         seen: { stdout: "", stderr: "" },
       };
-      this.worker.postMessage({ type: "run", id, request, ...(warmUp ? { warmUp } : {}) });
+      if (recycle && this.recyclable) this.expectRenewal(id);
+      this.worker.postMessage({
+        type: "run",
+        id,
+        request,
+        ...(recycle && this.recyclable ? { recycle } : {}),
+      });
     });
   }
 
@@ -287,6 +332,7 @@ export class Interpreter {
   dispose(): void {
     this.stopIdleWatch();
     if (this.dead) return;
+    this.renewal?.settle(false);
     // Dead from here on: never handed another run, whether or not the thread stops.
     this.dead = true;
     // A worker whose end is not confirmed may still be running guest code in this process: the
@@ -299,6 +345,11 @@ export class Interpreter {
   private onMessage(message: FromWorker): void {
     if (message?.type === "state" || message?.type === "restored") {
       this.asks.get(message.id)?.answer(message.answer);
+      return;
+    }
+    if (message?.type === "recycled") {
+      if (this.renewal && message.id === this.renewal.id && !this.pending)
+        this.renewal.settle(true);
       return;
     }
     const p = this.pending;
@@ -385,6 +436,7 @@ export class Interpreter {
 
   private onExit(): void {
     this.dead = true;
+    this.renewal?.settle(false);
     for (const ask of [...this.asks.values()]) ask.fail("the interpreter ended");
     const p = this.pending;
     if (!p) return;

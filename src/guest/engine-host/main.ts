@@ -1,8 +1,8 @@
-// Untrusted side: the engine host process. The server starts it (see src/supervisor/wasm-host.ts) under Node's
-// permission model with an empty environment, one process per tenant: it serves one sandbox (or
-// one one-shot run) and is killed with it, so no two tenants' guest code ever shares a process.
-// It owns that sandbox's interpreters and talks to the server only over the IPC channel. It holds
-// no workspace: files arrive with each run and changes leave with its result.
+// Untrusted side: the engine host process. The server starts it (see src/supervisor/wasm-host.ts)
+// under Node's permission model with an empty environment, one process per tenant: one stateful
+// sandbox, or one principal's one-shot runs (each in a fresh interpreter: see pool.ts), so no two
+// principals' guest code ever shares a process. It talks to the server only over the IPC channel.
+// It holds no workspace: files arrive with each run and changes leave with its result.
 
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -143,25 +143,41 @@ const cancelledEarly = new Set<number>();
 async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void> {
   const { id, session, language } = request;
   let interpreter = session ? sessions.get(session) : undefined;
-  if (interpreter && !interpreter.alive) {
+  // A session's interpreter that is dead, or still busy with a run the trusted side has already
+  // ended (its timeout's slow path: the kill here had not landed when the next run came), is
+  // replaced: the run gets a fresh interpreter and is told its state was lost.
+  if (interpreter && (!interpreter.alive || interpreter.busy)) {
     sessions.delete(session!);
+    interpreter.dispose();
     interpreter = undefined;
   }
   const fresh = interpreter === undefined;
-  interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  // A one-shot counts towards its language's demand from the moment it asks for an interpreter.
+  const done = session ? () => undefined : pools.inUse(language);
+  try {
+    interpreter ??= await pools.take(language, request.request.limits.memoryMb);
+  } catch (error) {
+    done();
+    throw error;
+  }
   if (cancelledEarly.delete(id)) {
-    if (fresh) interpreter.dispose();
+    done();
+    if (fresh && session) interpreter.dispose();
+    else if (fresh) void pools.giveBack(language, interpreter, false);
     send({ type: "result", id, result: cancelledResult() });
     return;
   }
   if (session) sessions.set(session, interpreter);
   running.set(id, interpreter);
+  // Nothing of a one-shot may remain: a recyclable worker replaces its interpreter after it.
+  const recycle = !session && interpreter.recyclable;
   try {
     const result = await interpreter.run(
       id,
       request.request,
       (stream, text) => send({ type: "output", id, stream, text }),
       (req, netRequest) => send({ type: "net", id, req, request: netRequest }),
+      recycle,
     );
     if (fresh && session && !request.request.fullSync) result.stateLost = true;
     // What a kill could not stop must not meet the tenant's next run: on `retire`, the trusted
@@ -171,9 +187,11 @@ async function run(request: Extract<HostRequest, { type: "run" }>): Promise<void
     send({ type: "result", id, result, ...(retire ? { retire } : {}) });
   } finally {
     running.delete(id);
-    if (!session || !interpreter.alive) {
+    done();
+    if (!session) void pools.giveBack(language, interpreter, recycle && !interpreter.retiresHost);
+    else if (!interpreter.alive) {
       interpreter.dispose();
-      if (session && sessions.get(session) === interpreter) sessions.delete(session);
+      if (sessions.get(session) === interpreter) sessions.delete(session);
     }
   }
 }

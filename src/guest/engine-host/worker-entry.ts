@@ -34,6 +34,9 @@ import {
   isolateBytes,
   lockDownRealm,
   memoryGuard,
+  type RealmFingerprint,
+  realmFingerprint,
+  realmUnchanged,
 } from "./harden.js";
 
 const port = parentPort!;
@@ -86,8 +89,32 @@ async function boot(): Promise<Engine> {
     LAZY_LOADING_PACKAGES[init.language],
     realmFetch(() => currentNet),
   );
+  if (isRecyclable(engine)) bootRealm = realmFingerprint();
   return engine;
 }
+
+/** The realm as it was handed its first run: a recycled worker must still match it. */
+let bootRealm: RealmFingerprint | null = null;
+
+/**
+ * Replaces the interpreter after a run nothing of which may remain. The engine's guests cannot
+ * reach this realm; if the realm changed anyway (an engine bug a guest found), the worker is not
+ * reused: it ends, and its engine host boots another.
+ */
+async function recycle(engine: Engine, id: number): Promise<void> {
+  if (!isRecyclable(engine) || !bootRealm || !realmUnchanged(bootRealm)) {
+    process.exit(EXIT_NOT_RECYCLED);
+  }
+  try {
+    await engine.reset();
+  } catch {
+    process.exit(EXIT_NOT_RECYCLED);
+  }
+  send({ type: "recycled", id });
+}
+
+/** A worker that could not be handed on after a recycle run ends with this code. */
+const EXIT_NOT_RECYCLED = 75;
 
 /** Asks the run in progress to stop (a cancel): engines that yield to the event loop see it. */
 let stopCurrent: (() => void) | null = null;
@@ -242,16 +269,20 @@ boot().then(
         busy = true;
         lastLimit = message.request.limits.memoryMb * 1024 * 1024;
         const result = await serve(engine, message.id, message.request);
-        // What a warm-up left in the interpreter goes before a tenant can get it.
-        if (message.warmUp && isRecyclable(engine)) await engine.reset();
         stopCurrent = null;
         busy = false;
         send({ type: "result", id: message.id, result });
         if (result.stateLost) hostTimers.setTimeout(() => process.exit(137), 0);
+        // What the run left in the interpreter goes before anyone's next run, after the answer.
+        else if (message.recycle) await recycle(engine, message.id);
       });
     });
     watchIdleMemory(() => lastLimit);
-    send({ type: "ready", ...(engine.bootNote ? { note: engine.bootNote.slice(0, 1000) } : {}) });
+    send({
+      type: "ready",
+      ...(engine.bootNote ? { note: engine.bootNote.slice(0, 1000) } : {}),
+      ...(isRecyclable(engine) ? { recyclable: true } : {}),
+    });
   },
   (error: unknown) => {
     send({

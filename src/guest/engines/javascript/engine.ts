@@ -29,6 +29,7 @@ import { WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
 import {
   applyBootImage,
+  type BootImage,
   bootImageBuild,
   decodeBootImage,
   encodeBootImage,
@@ -97,6 +98,8 @@ const MB = 1024 * 1024;
 export interface JavaScriptEngine extends Engine {
   /** "image": restored from the boot image; "evaluated": node-inspect and the prelude evaluated. */
   readonly bootedFrom: "image" | "evaluated";
+  /** Rewinds the interpreter to its set-up (absent where there is no image to rewind to). */
+  reset?(): Promise<void>;
 }
 
 /**
@@ -132,7 +135,7 @@ export async function createEngine(
   runtime.setMaxStackSize(1 * MB);
   const ctx = runtime.newContext();
   const fs = new MemFs();
-  const mirror = new WorkspaceMirror(fs.asGuestFs());
+  let mirror = new WorkspaceMirror(fs.asGuestFs());
 
   let current: RunContext | null = null;
   let stdin = "";
@@ -193,6 +196,7 @@ export async function createEngine(
       );
     growTo(memory, heap, image.memoryBytes);
     applyBootImage(memory, image);
+    rewindImage = image;
     const contextMemory = (ctx as unknown as { memory: ContextMemory }).memory;
     return image.pointers.slice(mine.length).map((p) => contextMemory.heapValueHandle(p));
   };
@@ -206,6 +210,8 @@ export async function createEngine(
     ];
   };
 
+  /** The interpreter's memory right after its set-up: `reset` puts it back (see below). */
+  let rewindImage: BootImage | null = null;
   let bootedFrom: JavaScriptEngine["bootedFrom"] = "evaluated";
   let handles: QuickJSHandle[] | null = null;
   const offered = variant || takeImage ? undefined : init.assets.quickjsImage;
@@ -232,20 +238,29 @@ export async function createEngine(
     ...[prelude, fire, setEnv, inspect, exitSignal].map((h) => h.value as number),
   ];
 
-  if (takeImage) {
+  const imageOfNow = (): Uint8Array => {
     const randomStateAt = findRandomState(memory, base()[1]!, () => {
       const drawn = ctx.unwrapResult(ctx.evalCode("Math.random()", "polybox:seed"));
       const n = ctx.getNumber(drawn);
       drawn.dispose();
       return n;
     });
-    takeImage(
-      encodeBootImage(memory, {
-        build: imageBuild(init.assets.quickjsBuild ?? ""),
-        pointers: pointers(),
-        randomStateAt,
-      }),
-    );
+    return encodeBootImage(memory, {
+      build: imageBuild(init.assets.quickjsBuild ?? ""),
+      pointers: pointers(),
+      randomStateAt,
+    });
+  };
+  if (takeImage) takeImage(imageOfNow());
+  else if (!rewindImage && !variant) {
+    // Set up by evaluation (no boot image yet): an image of this interpreter, taken before any
+    // guest code, is what `reset` rewinds to. Without one it is not recycled.
+    try {
+      const own = imageOfNow();
+      rewindImage = decodeBootImage(own, imageBuild(init.assets.quickjsBuild ?? ""), Infinity);
+    } catch {
+      rewindImage = null;
+    }
   }
 
   const describe = (handle: QuickJSHandle): string => {
@@ -311,9 +326,31 @@ export async function createEngine(
     return null;
   };
 
+  /**
+   * A fresh interpreter in place: the QuickJS instance's memory becomes the set-up's image again
+   * (pages the image lacks are zeroed, `Math.random` gets fresh entropy), with an empty
+   * workspace and no timers. The runtime, the context and the prelude's handles live at the same
+   * addresses as in the image, and this side's wrappers hold nothing else between runs, so what
+   * the next guest meets is byte for byte what a newly booted interpreter holds. QuickJS guests
+   * cannot reach the worker's realm, whose own check (worker-entry.ts) runs before this.
+   */
+  const reset = async (): Promise<void> => {
+    if (!rewindImage) throw new Error("this interpreter has no image to rewind to");
+    for (const timer of timers.values()) clearTimeout(timer);
+    timers.clear();
+    due.length = 0;
+    wake = null;
+    current = null;
+    stdin = "";
+    fs.clear();
+    mirror = new WorkspaceMirror(fs.asGuestFs());
+    applyBootImage(memory, rewindImage);
+  };
+
   return {
     bootedFrom,
     ...(bootNote ? { bootNote } : {}),
+    ...(rewindImage ? { reset } : {}),
     applyFiles(request: RunRequest) {
       fs.quotaBytes = request.limits.workspaceQuotaBytes;
       return mirror.apply(request.sync, request.fullSync);

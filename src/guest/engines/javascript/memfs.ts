@@ -28,6 +28,13 @@ export class MemFs {
   /** Set when a guest write was refused for quota, even if the guest caught the error. */
   quotaHit = false;
 
+  /** Empties the workspace (a recycled interpreter starts with none). */
+  clear(): void {
+    this.nodes.clear();
+    this.bytes = 0;
+    this.quotaHit = false;
+  }
+
   /** Workspace-relative form of a guest path, or an error if it leaves the workspace. */
   resolve(path: string, cwd = ROOT): string {
     if (typeof path !== "string") throw new FsError("EINVAL", "path must be a string");

@@ -13,7 +13,18 @@ function describe(error: unknown): string {
   return `SyntaxError (TypeScript): ${frame.replace(/^\s*x\s*/, "")}`;
 }
 
-export async function loadTypeStripper(): Promise<(code: string) => StripResult> {
+let loaded: Promise<(code: string) => StripResult> | null = null;
+
+/**
+ * Loaded once per worker: a recycled worker makes a new interpreter per run, after its realm
+ * has closed module loading (amaro holds no state between transforms).
+ */
+export function loadTypeStripper(): Promise<(code: string) => StripResult> {
+  loaded ??= load();
+  return loaded;
+}
+
+async function load(): Promise<(code: string) => StripResult> {
   const { transformSync } = await import("amaro");
   return (code) => {
     try {
