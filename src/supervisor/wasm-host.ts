@@ -42,8 +42,23 @@ function removeOnExit(dir: string): void {
   if (exitHook) return;
   exitHook = true;
   process.once("exit", () => {
-    for (const d of toRemoveOnExit) rmSync(d, { recursive: true, force: true });
+    for (const d of toRemoveOnExit) removeQuietly(d);
   });
+}
+
+/**
+ * Removes a host's temp directory, or leaves it for the next start's sweep (core/tmp.ts). Never
+ * throws: on Windows a directory a process still holds (one being torn down, or whose handles the
+ * kernel has not closed yet) cannot be removed, and cleanup must never fail an exit or a close.
+ */
+function removeQuietly(dir: string): boolean {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    return true;
+  } catch {
+    // Still in use: the pid in its name lets the next polybox process remove it.
+    return false;
+  }
 }
 
 const PING_EVERY_MS = 2_000;
@@ -374,8 +389,8 @@ export class WasmHost {
 
   private cleanup(): void {
     if (this.tmpDir) {
-      rmSync(this.tmpDir, { recursive: true, force: true });
-      toRemoveOnExit.delete(this.tmpDir);
+      // One still held is tried again at exit.
+      if (removeQuietly(this.tmpDir)) toRemoveOnExit.delete(this.tmpDir);
     }
     this.tmpDir = null;
   }
