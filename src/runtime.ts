@@ -5,6 +5,7 @@
 
 import {
   defaultPoolSizes,
+  type EngineHostConfig,
   type Isolation,
   type NativeInterpreters,
   type OsJailStatus,
@@ -162,17 +163,12 @@ export class Runtime implements SandboxRuntime {
     };
     if (this.isolation !== "wasm") checkInterpreters(this.nativeOptions.interpreters);
     this.log = options.log ?? silentLog;
+    this.jailHost = jailHost;
     this.fleet = new HostFleet(
       {
         wrapDepth: jailHost ? 2 : 0,
         memoryMb: this.limits.memoryMb,
-        pythonSnapshot: snapshot,
-        quickjsImage,
-        wrap: jailHost
-          ? linuxJailWrapper(bootCacheGrants(snapshot, quickjsImage))
-          : sandboxExecAvailable()
-            ? sandboxExecWrapper
-            : (command, args) => [command, args],
+        ...this.bootCaches(snapshot, quickjsImage),
         log: this.log,
       },
       this.pool,
@@ -184,19 +180,53 @@ export class Runtime implements SandboxRuntime {
     );
   }
 
+  private readonly jailHost: boolean;
+
+  /** What engine hosts boot from (the Python snapshot, the QuickJS image) and may read. */
+  private bootCaches(
+    pythonSnapshot: string | null,
+    quickjsImage: string | null,
+  ): Pick<EngineHostConfig, "pythonSnapshot" | "quickjsImage" | "wrap"> {
+    return {
+      pythonSnapshot,
+      quickjsImage,
+      wrap: this.jailHost
+        ? linuxJailWrapper(bootCacheGrants(pythonSnapshot, quickjsImage))
+        : sandboxExecAvailable()
+          ? sandboxExecWrapper
+          : (command, args) => [command, args],
+    };
+  }
+
   static async create(options: RuntimeOptions = {}): Promise<Runtime> {
     // What an earlier polybox process left behind when it died (workspaces included) goes now.
     sweepStaleTempDirs();
     const cacheDir = options.cacheDir ?? defaultCacheDir();
-    // Built side by side on a first start; later starts only verify them.
-    const [snapshot, quickjsImage] = await Promise.all([
-      options.pythonSnapshot === false
-        ? null
-        : ensurePythonSnapshot(cacheDir, options.log ?? silentLog),
-      options.quickjsImage === false
-        ? null
-        : ensureQuickjsImage(cacheDir, options.log ?? silentLog),
+    const log = options.log ?? silentLog;
+    // Built side by side on a first start (seconds); later starts only verify them.
+    const caches = Promise.all([
+      options.pythonSnapshot === false ? null : ensurePythonSnapshot(cacheDir, log),
+      options.quickjsImage === false ? null : ensureQuickjsImage(cacheDir, log),
     ]);
+    if (options.waitForBootCaches === false) {
+      // Ready at once: hosts started before the caches are there boot without them (slower),
+      // and warm hosts start only once they are, so that they boot from them.
+      const runtime = new Runtime(options, null, null, cacheDir);
+      runtime.fleet.bootCachesPending(caches);
+      void caches.then(
+        ([snapshot, image]) => {
+          if (runtime.closed) return;
+          runtime.fleet.setBootCaches(runtime.bootCaches(snapshot, image));
+          runtime.fleet.start();
+        },
+        (error: unknown) => {
+          log("warn", "boot caches could not be built; engines boot without them", String(error));
+          if (!runtime.closed) runtime.fleet.start();
+        },
+      );
+      return runtime;
+    }
+    const [snapshot, quickjsImage] = await caches;
     const runtime = new Runtime(options, snapshot, quickjsImage, cacheDir);
     runtime.fleet.start();
     return runtime;

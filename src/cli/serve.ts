@@ -42,7 +42,8 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
           ...(flags.clusterTtlMs !== undefined ? { ttlMs: flags.clusterTtlMs } : {}),
         })
       : null;
-  const runtime = await Runtime.create(runtimeOptions(flags));
+  // The server answers at once; a first start builds its boot caches in the background.
+  const runtime = await Runtime.create({ ...runtimeOptions(flags), waitForBootCaches: false });
   const service = new SandboxService({
     runtime,
     ...serviceOptions(flags, command),

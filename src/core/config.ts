@@ -118,6 +118,14 @@ export interface RuntimeOptions {
    * never writes to stdout or stderr by itself: stdout may be an MCP stdio channel.
    */
   log?: LogFn;
+  /**
+   * Whether `Runtime.create` waits for the boot caches (the Python snapshot and the QuickJS boot
+   * image: seconds to build on a machine's first start, a hash check later). Default true. With
+   * false the runtime is ready at once: runs that start before the caches are built boot without
+   * them, and warm engine hosts start once they are. The MCP server and `polybox serve` use false,
+   * so that a client's first `tools/list` never waits for them.
+   */
+  waitForBootCaches?: boolean;
   /** Boot Python from a cached memory snapshot (default true). */
   pythonSnapshot?: boolean;
   /** Boot JavaScript and TypeScript from a cached QuickJS boot image (default true). */

@@ -92,6 +92,35 @@ export class HostFleet {
     void this.refill();
   }
 
+  /**
+   * The boot caches became ready after the runtime did (RuntimeOptions.waitForBootCaches):
+   * hosts started from now on boot from them (and may read them).
+   */
+  setBootCaches(caches: Pick<Base, "pythonSnapshot" | "quickjsImage" | "wrap">): void {
+    Object.assign(this.base, caches);
+    this.cachesPending = null;
+    // Principals' hosts started without them would boot every Python run the slow way for their
+    // whole life: each goes once idle, and the principal's next one-shot claims a new one.
+    for (const host of this.principals.values()) host.retireWhenIdle();
+  }
+
+  /**
+   * The boot caches are being built (RuntimeOptions.waitForBootCaches false). A Python host
+   * waits for them: booting without the snapshot beside its build costs more than the build.
+   */
+  bootCachesPending(ready: Promise<unknown>): void {
+    const pending: Promise<void> = ready.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.cachesPending = pending;
+    void pending.then(() => {
+      if (this.cachesPending === pending) this.cachesPending = null;
+    });
+  }
+
+  private cachesPending: Promise<void> | null = null;
+
   /** A RunHost for one tenant: it claims its own engine host on first use. */
   forTenant(): TenantHost {
     return new TenantHost(this);
@@ -106,12 +135,38 @@ export class HostFleet {
    */
   forPrincipal(principal: string): RunHost {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
+    // Each call finds the principal's host anew: one that retired (idle, or started before the
+    // boot caches) is replaced by the next one-shot's claim.
+    const current = () => this.principalHost(principal);
+    return {
+      get generation() {
+        return current().generation;
+      },
+      get pid() {
+        return current().pid;
+      },
+      start: (language) => current().start(language),
+      run: async (session, language, request, output, signal, net) => {
+        if (session !== null)
+          throw new PolyboxError("INVALID_ARGUMENT", "a principal's host runs one-shots only");
+        return current().run(language, request, output, signal, net);
+      },
+      dispose: () => undefined,
+      close: async () => undefined,
+    };
+  }
+
+  private principalHost(principal: string): PrincipalHost {
+    if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
     let host = this.principals.get(principal);
     if (!host) {
-      host = new PrincipalHost(this, () => this.principals.delete(principal));
+      const created = new PrincipalHost(this, () => {
+        if (this.principals.get(principal) === created) this.principals.delete(principal);
+      });
+      host = created;
       this.principals.set(principal, host);
     }
-    return host.view();
+    return host;
   }
 
   /** Ends a principal's one-shot host (its client went away); its runs in flight fail. */
@@ -136,6 +191,8 @@ export class HostFleet {
     if (this.closed) throw new PolyboxError("SANDBOX_CLOSED", "the runtime is closed");
     this.lastClaim = Date.now();
     this.shrunk = false;
+    if (language === "python" && this.cachesPending && !this.warm.get(language)?.length)
+      await this.cachesPending;
     const host = this.takeWarm(language) ?? this.newHost(language);
     this.claimed.add(host);
     // The replacement starts once the tenant's first run is over (TenantHost calls refillSoon),
@@ -384,31 +441,32 @@ class PrincipalHost {
     return this.tenant.pid;
   }
 
-  /** What one one-shot's sandbox holds: runs go to this host; its `close()` leaves it running. */
-  view(): RunHost {
-    const tenant = this.tenant;
-    const self = this;
-    return {
-      get generation() {
-        return tenant.generation;
-      },
-      get pid() {
-        return tenant.pid;
-      },
-      start: (language) => tenant.start(language),
-      async run(session, language, request, output, signal, net) {
-        if (session !== null)
-          throw new PolyboxError("INVALID_ARGUMENT", "a principal's host runs one-shots only");
-        self.busy();
-        try {
-          return await tenant.run(null, language, request, output, signal, net);
-        } finally {
-          self.idle();
-        }
-      },
-      dispose: () => undefined,
-      close: async () => undefined,
-    };
+  get generation(): number {
+    return this.tenant.generation;
+  }
+
+  async start(language?: EngineLanguage): Promise<void> {
+    this.busy();
+    try {
+      await this.tenant.start(language);
+    } finally {
+      this.idle();
+    }
+  }
+
+  async run(
+    language: EngineLanguage,
+    request: RunRequest,
+    output: OutputFn,
+    signal?: AbortSignal,
+    net?: GuestNet,
+  ): Promise<EngineResult> {
+    this.busy();
+    try {
+      return await this.tenant.run(null, language, request, output, signal, net);
+    } finally {
+      this.idle();
+    }
   }
 
   private busy(): void {
@@ -418,9 +476,26 @@ class PrincipalHost {
     this.idleTimer = null;
   }
 
+  private retiring = false;
+
+  /** Ends this host as soon as no run is in flight; the principal's next run claims another. */
+  retireWhenIdle(): void {
+    this.retiring = true;
+    if (this.inFlight === 0) this.retire();
+  }
+
+  private retire(): void {
+    this.forget();
+    void this.close();
+  }
+
   private idle(): void {
     this.inFlight--;
     if (this.inFlight > 0 || this.closed) return;
+    if (this.retiring) {
+      this.retire();
+      return;
+    }
     this.idleTimer = setTimeout(() => {
       this.forget();
       void this.close();
