@@ -6,13 +6,8 @@
 import { isPolyboxError } from "../core/errors.js";
 import { flagHint } from "../mcp/hints.js";
 import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
-import { doctorReport, formatDoctor, healthy } from "./doctor.js";
 import { HELP } from "./help.js";
-import { routerCommand } from "./router.js";
-import { runCommand } from "./run.js";
-import { serveCommand } from "./serve.js";
 import { version } from "./version.js";
-import { warmupCommand } from "./warmup.js";
 
 async function main(argv: string[]): Promise<number> {
   let parsed: ParsedArgs;
@@ -31,7 +26,10 @@ async function main(argv: string[]): Promise<number> {
     case "version":
       process.stdout.write(`polybox ${version()}\n`);
       return 0;
+    // Each command loads what it needs: `mcp` answers a client sooner without the cluster's
+    // BullMQ and ioredis, or the router's HTTP stack.
     case "doctor": {
+      const { doctorReport, formatDoctor, healthy } = await import("./doctor.js");
       const report = await doctorReport();
       process.stdout.write(
         flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatDoctor(report)}\n`,
@@ -39,14 +37,14 @@ async function main(argv: string[]): Promise<number> {
       return healthy(report) ? 0 : 1;
     }
     case "warmup":
-      return warmupCommand(flags);
+      return (await import("./warmup.js")).warmupCommand(flags);
     case "run":
-      return runCommand(flags);
+      return (await import("./run.js")).runCommand(flags);
     case "router":
-      return routerCommand(flags);
+      return (await import("./router.js")).routerCommand(flags);
     case "mcp":
     case "serve":
-      return serveCommand(command, flags);
+      return (await import("./serve.js")).serveCommand(command, flags);
   }
 }
 

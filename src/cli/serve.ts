@@ -2,7 +2,6 @@
 // engine host) and one SandboxService from the flags, serve until the client leaves or a signal
 // arrives, then close every sandbox and the engine host before exiting.
 
-import { ClusterNode } from "../cluster/node.js";
 import { checkInlineOutput, SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
 import { checkResponseLimit, checkToolNames, createMcpServer } from "../mcp/server.js";
@@ -35,7 +34,8 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
   // A cluster node: its sandboxes are recorded in Redis as they open (see src/cluster/node.ts).
   const node =
     command === "serve" && flags.cluster !== undefined
-      ? new ClusterNode({
+      ? // Loaded only for a cluster node: BullMQ and ioredis cost a plain server ~0.5 s of start.
+        new (await import("../cluster/node.js")).ClusterNode({
           url: flags.cluster,
           secret: flags.clusterSecret ?? "",
           ...(flags.nodeId !== undefined ? { nodeId: flags.nodeId } : {}),

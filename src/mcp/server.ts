@@ -110,7 +110,31 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   const wanted = new Set(options.tools ?? TOOL_NAMES);
   for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
   registerResources(server, ctx);
+  cacheToolList(server);
   return server;
+}
+
+type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK turns every tool's zod schemas into JSON Schema on each tools/list (69 KB for the full
+ * set: 0.1-0.4 s of this thread on a small machine, every time a client lists). polybox's tools
+ * never change after start, so the answer is made once. Reached through the SDK's handler map;
+ * if that ever moves, lists are simply not cached.
+ */
+function cacheToolList(server: McpServer): void {
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
+    ._requestHandlers;
+  const list = handlers?.get("tools/list");
+  if (!handlers || !list) return;
+  let cached: Promise<unknown> | null = null;
+  handlers.set("tools/list", (request, extra) => {
+    cached ??= list(request, extra).catch((error: unknown) => {
+      cached = null;
+      throw error;
+    });
+    return cached;
+  });
 }
 
 /** The tools in TOOL_NAMES order: the SDK lists tools in the order they were registered. */

@@ -5,7 +5,15 @@
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type LogFn, silentLog } from "../core/log.js";
@@ -93,7 +101,7 @@ export async function ensureCached(options: {
 }): Promise<string | null> {
   const { file, expected, what, log } = options;
   const sidecarFile = `${file}.json`;
-  if (verify(file, sidecarFile, expected, what, log)) return file;
+  if (await verify(file, sidecarFile, expected, what, log)) return file;
   try {
     mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -115,21 +123,30 @@ export async function ensureCached(options: {
   }
 }
 
-function verify(
+/**
+ * Whether the cached file is the one its sidecar describes. Hashed from a stream, so that a
+ * server starting beside it answers its client between chunks rather than after 31 MB.
+ */
+async function verify(
   file: string,
   sidecarFile: string,
   expected: Record<string, string>,
   what: string,
   log: LogFn,
-): boolean {
+): Promise<boolean> {
   if (!existsSync(file) || !existsSync(sidecarFile)) return false;
   try {
     const sidecar = JSON.parse(readFileSync(sidecarFile, "utf8")) as Record<string, unknown>;
-    const bytes = readFileSync(file);
+    const hash = createHash("sha256");
+    let size = 0;
+    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) {
+      hash.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
     const ok =
       Object.entries(expected).every(([k, v]) => sidecar[k] === v) &&
-      sidecar.size === bytes.length &&
-      sidecar.sha256 === sha256(bytes);
+      sidecar.size === size &&
+      sidecar.sha256 === hash.digest("hex");
     if (!ok) {
       log("info", `the cached ${what} is stale or corrupt; rebuilding it`);
       rmSync(file, { force: true });
