@@ -6,7 +6,10 @@
 // default), checked against the sha256 the registry gives, and cached per user. The first
 // download pins the version to its sha256 in the cache: later runs use the pinned bytes without
 // asking the registry (a changed registry answer cannot change what a pinned name runs), and
-// `cachedOnly` refuses every request to the registry.
+// `cachedOnly` refuses every request to the registry. A pin is the registry's: kept under a key
+// of the registry's URL and naming it inside, so a name pinned while the user's server asked one
+// registry is never what that name runs with another (which is asked, or under `cachedOnly`
+// refuses as not cached).
 //
 // The registry answers GraphQL: `getPackageVersion(name, version)` and, of that version, the
 // WEBC distributions (`distribution(version: V3 | V2)`: `piritaDownloadUrl`,
@@ -57,7 +60,10 @@ export interface WasmerPackage extends WasmerPackageSpec {
 }
 
 interface Pin extends WasmerPackageSpec {
+  /** The registry (its normalised URL) whose answer this pin records. */
+  registry: string;
   sha256: string;
+  /** Where the bytes were downloaded from. */
   url: string;
 }
 
@@ -107,11 +113,17 @@ function httpUrl(value: string, what: string): URL {
 }
 
 export class WasmerPackageResolver {
+  /** The registry's URL as the URL parser normalises it (scheme and host case, default port). */
   readonly registry: string;
+  /** The cache's directory name for this registry's pins: the start of its URL's sha256. */
+  private readonly registryKey: string;
   private readonly grantedHosts: ReadonlySet<string>;
 
   constructor(private readonly options: WasmerPackageOptions) {
-    this.registry = httpUrl(options.registry ?? WASMER_REGISTRY, "wasmerRegistry").href;
+    const registry = httpUrl(options.registry ?? WASMER_REGISTRY, "wasmerRegistry");
+    registry.hash = "";
+    this.registry = registry.href;
+    this.registryKey = sha256Hex(new TextEncoder().encode(this.registry)).slice(0, 32);
     const extra =
       options.downloadHosts ?? (this.registry === WASMER_REGISTRY ? WASMER_CDN_HOSTS : []);
     this.grantedHosts = new Set([
@@ -130,14 +142,24 @@ export class WasmerPackageResolver {
     return this.options.cachedOnly !== true;
   }
 
-  /** The per-user cache: `pins/<namespace>/<name>/<version>.json` and `blobs/<sha256>.webc`. */
+  /**
+   * The per-user cache: `pins/<registry key>/<namespace>/<name>/<version>.json` and
+   * `blobs/<sha256>.webc` (bytes named by their hash, the same whichever registry vouched for them).
+   */
   get cacheDir(): string {
     return path.join(this.options.cacheDir, "wasmer");
   }
 
   private pinFile(spec: WasmerPackageSpec): string {
     const [namespace, name] = spec.name.split("/") as [string, string];
-    return path.join(this.cacheDir, "pins", namespace, name, `${spec.version}.json`);
+    return path.join(
+      this.cacheDir,
+      "pins",
+      this.registryKey,
+      namespace,
+      name,
+      `${spec.version}.json`,
+    );
   }
 
   private blobFile(hash: string): string {
@@ -165,7 +187,7 @@ export class WasmerPackageResolver {
         { details: { package: label } },
       );
     await storeCacheFile(this.blobFile(hash), data);
-    const pin: Pin = { ...spec, sha256: hash, url: url.href };
+    const pin: Pin = { ...spec, registry: this.registry, sha256: hash, url: url.href };
     await storeCacheFile(this.pinFile(spec), new TextEncoder().encode(`${JSON.stringify(pin)}\n`));
     return { ...spec, sha256: hash, data };
   }
@@ -180,7 +202,15 @@ export class WasmerPackageResolver {
     } catch {
       return null;
     }
-    if (typeof pin.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(pin.sha256)) return null;
+    // A pin is used only for the registry, name and version it records.
+    if (
+      pin?.registry !== this.registry ||
+      pin.name !== spec.name ||
+      pin.version !== spec.version ||
+      typeof pin.sha256 !== "string" ||
+      !/^[0-9a-f]{64}$/.test(pin.sha256)
+    )
+      return null;
     const blob = this.blobFile(pin.sha256);
     if (!existsSync(blob)) return null;
     const data = new Uint8Array(await readFile(blob));
