@@ -21,7 +21,7 @@ import {
   type TunnelFrame,
   type TunnelReply,
 } from "../../protocol/net.js";
-import { hostPort, type NetPolicy, normalizeAddress } from "./policy.js";
+import { canonicalHost, hostPort, type NetPolicy, normalizeAddress, parseGrant } from "./policy.js";
 import { TunnelRefusal, type TunnelSession, Tunnels } from "./tunnel.js";
 
 export interface BrokerOptions {
@@ -54,6 +54,11 @@ const HOP_HEADERS = new Set([
 ]);
 /** Credentials a redirect to another origin must not carry. */
 const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"]);
+/**
+ * Methods whose answer is the request itself (`TRACE`, and IIS's `TRACK`): sent to a host that
+ * gets `--net-header` headers, they would hand the header's value back to the guest.
+ */
+const REFLECTING_METHODS = new Set(["TRACE", "TRACK"]);
 
 class Stop extends Error {
   constructor(
@@ -154,8 +159,7 @@ export class NetSession implements TunnelSession {
     const request = parsed.data;
     let host = "?";
     try {
-      const url = new URL(request.url);
-      host = hostPort(url.hostname.replace(/^\[|\]$/g, ""), portOf(url));
+      host = hostOf(new URL(request.url));
     } catch {
       // Judged below, with a message.
     }
@@ -189,6 +193,13 @@ export class NetSession implements TunnelSession {
       );
     let url = parseUrl(request.url);
     let method = request.method;
+    // A CONNECT asks the server for a raw tunnel, which this path does not relay: native mode's
+    // proxy sends its CONNECTs as tunnels (tunnel.ts), checked there.
+    if (method === "CONNECT")
+      throw new Stop(
+        "denied",
+        "method CONNECT is refused here: a tunnel is opened only by native mode's proxy (https:// through HTTPS_PROXY), never as a plain request",
+      );
     let body = request.body;
     let headers = guestHeaders(request.headers);
     const timeLeft = this.deadline - Date.now();
@@ -273,10 +284,22 @@ export class NetSession implements TunnelSession {
     headers: [string, string][];
     body: Uint8Array;
   }> {
-    const host = normalizeAddress(url.hostname.replace(/^\[|\]$/g, ""));
+    // The host in the form the policy compares, for this hop as for the first: the name checked
+    // is the name resolved and the name `--net-header` entries are matched against.
+    const named = url.hostname.replace(/^\[|\]$/g, "");
     const port = portOf(url);
-    const verdict = this.policy.checkHost(host, port);
+    const verdict = this.policy.checkHost(named, port);
     if (!verdict.ok) throw new Stop("denied", deniedMessage(entry, url, verdict.why));
+    const host = canonicalHost(named)!;
+    if (REFLECTING_METHODS.has(method) && this.hasHeaders(host, port))
+      throw new Stop(
+        "denied",
+        deniedMessage(
+          entry,
+          url,
+          `method ${method} to ${hostPort(host, port)} is refused: the server adds headers to this host's requests (--net-header), and a ${method} answer reflects the request's headers back, secret values included`,
+        ),
+      );
     const address = await this.resolve(host, port, signal, (kind, why) =>
       kind === "denied" ? new Stop("denied", deniedMessage(entry, url, why)) : new Stop(kind, why),
     );
@@ -407,8 +430,14 @@ function tlsRootCertificates(): readonly string[] {
 
 function deniedMessage(entry: NetRecordEntry, url: URL, why: string): string {
   const first = entry.host;
-  const here = hostPort(url.hostname.replace(/^\[|\]$/g, ""), portOf(url));
+  const here = hostOf(url);
   return first === here ? why : `redirect from ${first} to ${here} refused: ${why}`;
+}
+
+/** `host:port` of a URL, the host in the policy's form where it has one. */
+function hostOf(url: URL): string {
+  const named = url.hostname.replace(/^\[|\]$/g, "");
+  return hostPort(canonicalHost(named) ?? named, portOf(url));
 }
 
 function portOf(url: URL): number {
@@ -433,9 +462,17 @@ function guestHeaders(headers: [string, string][]): [string, string][] {
   return headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()));
 }
 
+/** Whether a `--net-header` entry's host (`host`, `host:port`, as a grant) names `host`/`port`. */
 function headerApplies(grant: string, host: string, port: number): boolean {
-  if (isIP(grant)) return normalizeAddress(grant) === host;
-  const m = /^(.*?)(?::(\d+))?$/.exec(grant.toLowerCase().replace(/^\[(.*)\]/, "$1"));
-  if (!m) return false;
-  return normalizeAddress(m[1]!) === host && (m[2] === undefined || Number(m[2]) === port);
+  const target = canonicalHost(host);
+  if (target === null) return false;
+  let named: { host: string; port: number | null };
+  try {
+    named = parseGrant(grant);
+  } catch {
+    return false;
+  }
+  return (
+    named.host !== "*" && named.host === target && (named.port === null || named.port === port)
+  );
 }

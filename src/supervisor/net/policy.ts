@@ -3,8 +3,12 @@
 // address in a private, loopback, link-local, metadata or unique-local range is refused unless
 // the grant names that address literally: granting a *name* never grants what it resolves to
 // inside the machine or its network, so a DNS answer cannot turn a public grant into a LAN one.
+// Names are compared in one form (`canonicalHost`), the same for grants, denials, request and
+// redirect hosts: a resolver looks up `Example.COM.`, `bücher.de` and `xn--bcher-kva.de` as the
+// lower-case ASCII name without the final dot, so a deny of one spelling refuses all of them.
 
 import { BlockList, isIP } from "node:net";
+import { domainToASCII } from "node:url";
 import { PolyboxError } from "../../core/errors.js";
 
 export interface Grant {
@@ -63,9 +67,30 @@ export function isInternalAddress(address: string): boolean {
   return INTERNAL.check(a, family === 4 ? "ipv4" : "ipv6");
 }
 
+/**
+ * The one form a host is compared in, or null for text that is not a host name. An IP literal
+ * (IPv6 with or without brackets) is `normalizeAddress`'s form. A name is what the WHATWG URL
+ * host parser makes of it (`domainToASCII`: percent-decoding, UTS #46 mapping, so ASCII and
+ * full-width letters in lower case and Unicode labels as punycode A-labels, and IPv4 in its
+ * shorthand forms as dotted decimal), without one final dot. More than one final dot, or an empty
+ * label anywhere, is not a name: a resolver would not look it up as the name without them.
+ */
+export function canonicalHost(host: string): string | null {
+  const bare = /^\[(.*)\]$/.exec(host)?.[1] ?? host;
+  if (isIP(bare) === 6) return normalizeAddress(bare);
+  if (bare === "" || /[\s/\\?#@[\]]/.test(bare)) return null;
+  const ascii = domainToASCII(bare);
+  if (ascii === "") return null;
+  const name = ascii.endsWith(".") ? ascii.slice(0, -1) : ascii;
+  if (name.length === 0 || name.length > 253) return null;
+  if (isIP(name) === 4) return name;
+  if (!/^[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*$/.test(name)) return null;
+  return name;
+}
+
 /** Parses one `--allow-net` / `--deny-net` entry. */
 export function parseGrant(entry: string): Grant {
-  const text = entry.trim().toLowerCase();
+  const text = entry.trim();
   const bad = (why: string): never => {
     throw new PolyboxError(
       "INVALID_ARGUMENT",
@@ -74,23 +99,25 @@ export function parseGrant(entry: string): Grant {
   };
   if (text === "*") return { host: "*", port: null };
   if (text.includes("/")) bad("a host, not a URL");
-  if (isIP(text) === 6) return { host: text, port: null };
+  if (isIP(text) === 6) return { host: normalizeAddress(text), port: null };
   let host = text;
   let port: number | null = null;
-  const v6 = /^\[([0-9a-f:.]+)\](?::(\d+))?$/.exec(text);
+  const v6 = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(text);
   if (v6) {
     host = v6[1]!;
     if (isIP(host) !== 6) bad("not an IPv6 address");
     if (v6[2] !== undefined) port = Number(v6[2]);
   } else {
-    const m = /^([a-z0-9.-]+)(?::(\d+))?$/.exec(text);
+    const m = /^([^:\s]+)(?::(\d+))?$/.exec(text);
     if (!m) return bad("not a host name");
-    host = m[1]!.replace(/\.$/, "");
+    host = m[1]!;
     if (m[2] !== undefined) port = Number(m[2]);
   }
-  if (host === "" || host.length > 253) bad("not a host name");
+  if (host.includes("*")) bad("only * alone is a wildcard (every host); name each host");
+  const canonical = canonicalHost(host);
+  if (canonical === null) return bad("not a host name");
   if (port !== null && !(port >= 1 && port <= 65535)) bad("port must be 1 to 65535");
-  return { host: normalizeAddress(host), port };
+  return { host: canonical, port };
 }
 
 export function parseGrants(entries: readonly string[]): Grant[] {
@@ -122,7 +149,12 @@ export class NetPolicy {
 
   /** The host as the URL names it: granted, and not denied? */
   checkHost(host: string, port: number): Verdict {
-    const h = normalizeAddress(host);
+    const h = canonicalHost(host);
+    if (h === null)
+      return {
+        ok: false,
+        why: `${JSON.stringify(host.slice(0, 260))} is not a host name (more than one final dot, an empty label or a character no name has)`,
+      };
     if (this.deny.some((g) => matches(g, h, port)))
       return { ok: false, why: `${hostPort(h, port)} is denied by the server (--deny-net)` };
     if (!this.allow.some((g) => matches(g, h, port)))
