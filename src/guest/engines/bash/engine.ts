@@ -13,10 +13,13 @@ import { bc } from "./bc.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
 import { AVAILABLE, unavailableCommands } from "./commands.js";
 import { dataCommands } from "./data/index.js";
+import { ddCommand } from "./dd.js";
+import { DeviceFs, yesCommand } from "./devices.js";
 import { diff } from "./diff.js";
 import { envCommands } from "./env-commands.js";
 import { extraCommands } from "./extra-commands.js";
 import { gnuWrappers } from "./gnu-wrappers.js";
+import { headTail } from "./head-tail.js";
 import { EXPORTS_PROBE, ShellState } from "./shell-state.js";
 import { ETC_FILES, shellQuote, unixCommands } from "./unix-commands.js";
 import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
@@ -61,19 +64,6 @@ const WARM_UP = [
   "printf '%s' x | awk '{print $1}' | xargs echo >/dev/null; seq 1 2 >/dev/null; ls / >/dev/null; env >/dev/null",
   "mkdir -p /w/d; touch /w/f; cp /w/f /w/g; mv /w/g /w/h; rm -r /w; basename /a/b >/dev/null; dirname /a/b >/dev/null; date >/dev/null; find / -maxdepth 0 >/dev/null; test -e / && true",
 ].join("\n");
-
-/**
- * /dev/urandom and /dev/random, as files of fresh random bytes each run: just-bash has no device
- * files, and `head -c N /dev/urandom` is how scripts make random data.
- */
-const RANDOM_DEVICE_BYTES = 64 * 1024;
-async function provideRandomDevices(fs: InMemoryFs): Promise<void> {
-  const bytes = new Uint8Array(RANDOM_DEVICE_BYTES);
-  crypto.getRandomValues(bytes);
-  await fs.mkdir("/dev", { recursive: true });
-  await fs.writeFile("/dev/urandom", bytes);
-  await fs.writeFile("/dev/random", bytes.slice().reverse());
-}
 
 /** just-bash's fetch hook over the run's network bridge. */
 function bridgedFetch(run: RunContext): SecureFetch {
@@ -160,7 +150,7 @@ export async function createEngine(): Promise<Engine> {
 
 /** A fresh file system and shell state; the command modules stay loaded. */
 async function createInstance(): Promise<Engine> {
-  const fs = new InMemoryFs();
+  const fs = new DeviceFs();
   await fs.mkdir(ROOT, { recursive: true });
   const mirror = new WorkspaceMirror(adapter(fs));
   const shell = new ShellState();
@@ -183,7 +173,8 @@ async function createInstance(): Promise<Engine> {
       );
       // Scripts expect a scratch /tmp; a guest may have removed it in an earlier run.
       await fs.mkdir("/tmp", { recursive: true });
-      await provideRandomDevices(fs);
+      // /dev/zero, /dev/urandom and /dev/random (devices.ts).
+      await fs.startRun();
       await fs.mkdir("/etc", { recursive: true });
       for (const [path, text] of Object.entries(ETC_FILES)) await fs.writeFile(path, text);
       const traps: Traps = { exit: null, err: null };
@@ -202,6 +193,9 @@ async function createInstance(): Promise<Engine> {
           ...gnuWrappers,
           ...archiveCommands,
           ...envCommands,
+          ...headTail(fs),
+          ddCommand(fs),
+          yesCommand(fs),
           bc,
           diff,
           trapCommand(traps),
@@ -212,9 +206,6 @@ async function createInstance(): Promise<Engine> {
         // curl and wget: every request goes to the trusted side, which decides.
         fetch: bridgedFetch(run),
       });
-      // Zeros, as much as the random devices hold (`head -c N /dev/zero` is the usual use);
-      // just-bash makes /dev/zero an empty file when a shell starts.
-      await fs.writeFile("/dev/zero", new Uint8Array(RANDOM_DEVICE_BYTES));
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
         // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a

@@ -126,7 +126,9 @@ function posixCksum(data: Uint8Array): number {
   const step = (byte: number) => {
     crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ byte) & 0xff]!) >>> 0;
   };
-  for (const b of data) step(b);
+  // An indexed loop with the step inlined: 64 MiB in well under a second, not six.
+  for (let i = 0; i < data.length; i++)
+    crc = ((crc << 8) ^ CRC_TABLE[((crc >>> 24) ^ data[i]!) & 0xff]!) >>> 0;
   for (let n = data.length; n > 0; n >>>= 8) step(n & 0xff);
   return ~crc >>> 0;
 }
@@ -258,16 +260,6 @@ const id = defineCommand("id", async (args) => {
   );
 });
 const whoami = defineCommand("whoami", async () => ok(`${USER.name}\n`));
-
-/**
- * `yes [STRING]`: just-bash hands a command's whole output to the next one, so an endless stream
- * cannot exist; `yes` writes this many bytes, which covers `yes | head -n N` for everyday N.
- */
-const YES_BYTES = 1024 * 1024;
-const yes = defineCommand("yes", async (args) => {
-  const line = `${args.length ? args.join(" ") : "y"}\n`;
-  return ok(line.repeat(Math.max(1, Math.floor(YES_BYTES / line.length))));
-});
 
 /** numfmt's unit systems: SI (1000) and IEC (1024, optionally with an `i` after the letter). */
 const SCALES = { si: 1000, iec: 1024, "iec-i": 1024 } as const;
@@ -401,4 +393,4 @@ const numfmt = defineCommand("numfmt", async (args, ctx) => {
   return ok(out.map((l) => `${l}\n`).join(""));
 });
 
-export const unixCommands = [cmp, xxd, cksum, shuf, uname, id, whoami, yes, numfmt];
+export const unixCommands = [cmp, xxd, cksum, shuf, uname, id, whoami, numfmt];
