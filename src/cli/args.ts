@@ -54,6 +54,8 @@ export interface Flags {
   tools?: string[];
   port?: number;
   host?: string;
+  /** `--allow-host=NAME[,NAME]`: more Host names the HTTP server answers to. */
+  allowHosts?: string[];
   token?: string;
   /** Join (serve) or front (router) the cluster in this Redis: redis://HOST:PORT[/DB]. */
   cluster?: string;
@@ -157,6 +159,7 @@ const FLAGS: Record<string, FlagSpec> = {
   tools: { kind: "list", key: "tools", on: SERVERS },
   port: { kind: "int", key: "port", on: ["serve", "router"] },
   host: { kind: "string", key: "host", on: ["serve", "router"] },
+  "allow-host": { kind: "list", key: "allowHosts", on: ["serve"] },
   token: { kind: "string", key: "token", on: ["serve", "router"] },
   cluster: { kind: "string", key: "cluster", on: ["serve", "router"] },
   "cluster-secret": { kind: "string", key: "clusterSecret", on: ["serve", "router"] },

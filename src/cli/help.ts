@@ -104,6 +104,8 @@ Server (mcp, serve):
 HTTP (serve):
   --port=8765                   port (0 = any free port; the URL is printed on stderr)
   --host=127.0.0.1              address to listen on
+  --allow-host=NAME[,NAME]      more Host names to answer (a DNS name, a proxy's); the bind
+                                address (and, on loopback, localhost) always
   --token=SECRET[,SECRET]       require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN);
                                 each token is one client, owning its sandboxes and jobs. Without
                                 tokens each session is a client and its sandboxes close with it

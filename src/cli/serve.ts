@@ -82,6 +82,7 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
         ...common,
         host,
         port: flags.port ?? DEFAULT_PORT,
+        ...(flags.allowHosts ? { allowedHosts: flags.allowHosts } : {}),
         ...(tokens.length > 0 ? { tokens } : {}),
         ...(node ? { internal: node.endpoint } : {}),
       });

@@ -1,7 +1,8 @@
 // MCP over Streamable HTTP (`polybox serve`). One endpoint, /mcp, with stateful sessions: each
 // session is its own McpServer over the shared SandboxService. Trust: the network is hostile.
 // Requests are refused before any MCP handling when the bearer token is wrong (401), the body is
-// too big (413) or the Host header is not this server's when bound to loopback (DNS rebinding).
+// too big (413), or the Host or Origin header is not one this server answers to (403: see
+// http-guard.ts; DNS rebinding and cross-site requests, on every bind).
 // Streams are resumable: a client that lost one mid-run reconnects with Last-Event-ID and gets
 // the rest of its own session's events (event-log.ts).
 //
@@ -20,6 +21,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller, SandboxService } from "../index.js";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./budget.js";
 import { EventLog } from "./event-log.js";
+import { type HostGuard, hostGuard } from "./http-guard.js";
 import { createMcpServer } from "./server.js";
 
 export interface HttpOptions {
@@ -34,6 +36,8 @@ export interface HttpOptions {
    * authentication (loopback use), and each session is its own client.
    */
   tokens?: readonly string[];
+  /** More names clients reach this server by, beyond its bind address (--allow-host). */
+  allowedHosts?: readonly string[];
   /** Sessions open at once (default 256). */
   maxSessions?: number;
   /** A session unused this long, with no request being answered, is closed (default 30 min). */
@@ -52,7 +56,6 @@ export interface HttpServer {
 
 /** Largest request body: code and base64 file content arrive in it. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 /** How long a client whose stream dropped waits before it reconnects (the SSE retry field). */
 const RETRY_MS = 1000;
 /** How long sent events stay replayable (see event-log.ts). */
@@ -78,7 +81,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
   const maxSessions = options.maxSessions ?? 256;
   const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
   const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
-  let allowedHosts: string[] | undefined;
+  let guard: HostGuard | null = null;
   const events = new EventLog({
     maxBytes: Math.max(
       EVENT_MIN_BYTES,
@@ -93,6 +96,13 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       return options.internal.handle(req, res);
     if (url.pathname !== "/mcp")
       return reply(res, 404, { error: "not found: the MCP endpoint is /mcp" });
+    // Before anything else: a page on another site reaching this server (DNS rebinding, or a
+    // cross-site request) is refused whatever it sends.
+    const refused = guard?.({
+      host: req.headers.host,
+      origin: typeof req.headers.origin === "string" ? req.headers.origin : undefined,
+    });
+    if (refused) return reply(res, 403, { error: `forbidden: ${refused}` });
     const token = tokenDigests.length > 0 ? presentedToken(req, tokenDigests) : null;
     if (tokenDigests.length > 0 && token === null) {
       res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
@@ -157,7 +167,6 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       // Resumability: a stream that drops mid-run can be resumed with Last-Event-ID.
       eventStore: events.forSession(newId),
       retryInterval: RETRY_MS,
-      ...(allowedHosts ? { enableDnsRebindingProtection: true, allowedHosts } : {}),
     });
     const caller: Caller =
       token !== null
@@ -200,8 +209,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  if (LOOPBACK.has(options.host))
-    allowedHosts = ["127.0.0.1", "localhost", "[::1]"].map((h) => `${h}:${port}`);
+  guard = hostGuard({ bind: options.host, port, names: options.allowedHosts ?? [] });
 
   const sweeper = setInterval(
     () => {
