@@ -282,15 +282,11 @@ describe("T6b: nothing of a one-shot reaches the principal's next one-shot", () 
     }, 180_000);
   });
 
-  // KNOWN DEFECT: a rewound QuickJS interpreter keeps the memory its one-shot grew (WebAssembly
-  // memory does not shrink; measured: the host stays at ~550 MiB resident after a one-shot that
-  // touched 450 MiB, which is then given back to the pool). Idle in
-  // the principal's pool it counts towards the host's resident size but not towards the host's
-  // ceiling (main.ts: 320 MiB + the memoryMb of live interpreters), so the principal's next
-  // one-shot of another language is killed for memory well within its own memoryMb, and the
-  // principal's process with it. Remove `.fails` once a grown interpreter is not kept (or the
-  // ceiling counts it).
-  it.fails("a one-shot's grown memory leaves the next one-shot its whole memory limit", async () => {
+  // A rewound QuickJS interpreter would keep the memory its one-shot grew (WebAssembly memory
+  // does not shrink): idle in the principal's pool, it counted towards the host's resident size
+  // but not its ceiling, so the next one-shot of another language was killed for memory. A
+  // worker whose run grew its memory is now replaced instead of recycled.
+  it("a one-shot's grown memory leaves the next one-shot its whole memory limit", async () => {
     const touch = (mb: number) => `const b = new Uint8Array(${mb} * ${MB}); b.fill(1); b.length`;
     const grown = await oneShot("javascript", touch(450), "grown");
     expect(grown.status, grown.message).toBe("ok");
@@ -303,27 +299,25 @@ describe("T6b: nothing of a one-shot reaches the principal's next one-shot", () 
   }, 120_000);
 });
 
-// KNOWN DEFECT: the interpreter of a one-shot that is recycled (JavaScript, TypeScript, Bash)
-// expects its renewal within 10 s (interpreter.ts RENEWAL_TIMEOUT_MS), but the wait starts when
-// the run starts, not when it ends: a one-shot still running after 10 s is ended as "the
-// interpreter crashed and was replaced", whatever its timeoutMs. Remove `.fails` once fixed.
+// The interpreter of a recycled one-shot (JavaScript, TypeScript, Bash) waits for its renewal
+// at most 10 s (interpreter.ts RENEWAL_TIMEOUT_MS); that wait once started with the run, so a
+// one-shot still running after 10 s was ended as a crash, whatever its timeoutMs.
 describe("T6b: recycling a one-shot's interpreter does not cut its run short", () => {
   for (const [language, code] of [
     ["javascript", "await new Promise((r) => setTimeout(r, 12_000)); 'done'"],
     ["bash", "sleep 12; echo done"],
   ] as const) {
-    it.concurrent
-      .fails(`${language}: a one-shot may run past 10 s, up to its timeoutMs`, async () => {
-        // A principal of its own: the releases between the tests above do not reach it.
-        const r = await run({
-          runtime: rt,
-          language,
-          code,
-          principal: `long-${language}`,
-          limits: { timeoutMs: 30_000 },
-        });
-        expect(r.status, r.message).toBe("ok");
-        expect(`${r.stdout}${r.value}`).toContain("done");
-      }, 120_000);
+    it.concurrent(`${language}: a one-shot may run past 10 s, up to its timeoutMs`, async () => {
+      // A principal of its own: the releases between the tests above do not reach it.
+      const r = await run({
+        runtime: rt,
+        language,
+        code,
+        principal: `long-${language}`,
+        limits: { timeoutMs: 30_000 },
+      });
+      expect(r.status, r.message).toBe("ok");
+      expect(`${r.stdout}${r.value}`).toContain("done");
+    }, 120_000);
   }
 });

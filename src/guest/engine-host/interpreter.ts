@@ -85,7 +85,8 @@ export class Interpreter {
   /** The worker can replace its interpreter with a brand-new one and so serve another run. */
   recyclable = false;
   /** The answer to the last `recycle` run's replacement: true once the worker took a new one. */
-  private renewal: { id: number; settle: (fresh: boolean) => void } | null = null;
+  private renewal: { id: number; arm: () => void; settle: (fresh: boolean) => void } | null =
+    null;
   private readonly worker: Worker;
   /** The network bridge: replies go on `netPort`, then `netSignal[0]` wakes the worker. */
   private readonly netPort: MessagePort;
@@ -206,16 +207,20 @@ export class Interpreter {
 
   private expectRenewal(id: number): void {
     this.renewed_ = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        // A replacement that takes this long is not one to wait for: the worker goes.
-        this.renewal?.settle(false);
-        this.dispose();
-      }, RENEWAL_TIMEOUT_MS);
-      timer.unref();
+      let timer: NodeJS.Timeout | null = null;
       this.renewal = {
         id,
+        // Armed when the run's result arrives (see settle): the run itself has its own deadline.
+        arm: () => {
+          timer ??= setTimeout(() => {
+            // A replacement that takes this long is not one to wait for: the worker goes.
+            this.renewal?.settle(false);
+            this.dispose();
+          }, RENEWAL_TIMEOUT_MS);
+          timer.unref();
+        },
         settle: (fresh) => {
-          clearTimeout(timer);
+          if (timer) clearTimeout(timer);
           this.renewal = null;
           resolve(fresh && !this.dead);
         },
@@ -387,6 +392,7 @@ export class Interpreter {
     clearTimeout(p.timer);
     this.pending = null;
     this.lastRunEnded = Date.now();
+    this.renewal?.arm();
     p.resolve(result);
     this.watchIdle();
   }

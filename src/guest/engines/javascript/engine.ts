@@ -336,6 +336,10 @@ export async function createEngine(
    */
   const reset = async (): Promise<void> => {
     if (!rewindImage) throw new Error("this interpreter has no image to rewind to");
+    // WebAssembly memory does not shrink: an instance a run grew would hold that memory, unused,
+    // for as long as the worker lives. Such a worker is not recycled; a new one takes its place.
+    if (memory.buffer.byteLength > rewindImage.memoryBytes + REWIND_MAX_GROWTH_BYTES)
+      throw new Error("the run grew the interpreter's memory; a new worker takes its place");
     for (const timer of timers.values()) clearTimeout(timer);
     timers.clear();
     due.length = 0;
@@ -467,6 +471,8 @@ export async function createEngine(
 const WASM_PAGE = 65536;
 /** The handles the set-up leaves this side: the prelude's exports object and four of them. */
 const SETUP_HANDLES = 5;
+/** How much a run may grow the QuickJS memory and still have its worker recycled. */
+const REWIND_MAX_GROWTH_BYTES = 32 * MB;
 /** The part of the Emscripten module a restore uses: its allocator, to grow memory its way. */
 interface EmscriptenHeap {
   _malloc(bytes: number): number;
