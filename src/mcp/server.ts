@@ -3,6 +3,7 @@
 // live in the service, so every connection of an HTTP server sees the same ones.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type Caller, LANGUAGES, PolyboxError, type SandboxService } from "../index.js";
 import { LANGUAGE_INFO } from "../protocol/languages.js";
 import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
@@ -111,6 +112,7 @@ export function createMcpServer(options: McpServerOptions): McpServer {
   for (const def of all) if (wanted.has(def.name)) register(server, def, maxResponseBytes);
   registerResources(server, ctx);
   cacheToolList(server);
+  plainParamErrors(server);
   return server;
 }
 
@@ -122,9 +124,39 @@ type Handler = (request: unknown, extra: unknown) => Promise<unknown>;
  * never change after start, so the answer is made once. Reached through the SDK's handler map;
  * if that ever moves, lists are simply not cached.
  */
+function requestHandlers(server: McpServer): Map<string, Handler> | undefined {
+  return (server.server as unknown as { _requestHandlers?: Map<string, Handler> })._requestHandlers;
+}
+
+/**
+ * A tools/call whose params are not the shape MCP defines (arguments an array or a string, a
+ * name that is a number, no params at all) failed the SDK's request schema with -32603 and a raw
+ * zod dump; it is the caller's mistake, so it answers -32602 with one line saying what is wrong.
+ */
+function plainParamErrors(server: McpServer): void {
+  const handlers = requestHandlers(server);
+  const call = handlers?.get("tools/call");
+  if (!handlers || !call) return;
+  handlers.set("tools/call", async (request, extra) => {
+    try {
+      return await call(request, extra);
+    } catch (error) {
+      const issues = (error as { issues?: { path?: PropertyKey[]; message?: string }[] }).issues;
+      // The SDK's request schema failed (a zod error, whichever zod build made it).
+      if (!(error instanceof Error) || !Array.isArray(issues) || error instanceof McpError)
+        throw error;
+      const first = issues[0];
+      const where = (first?.path ?? []).map(String).join(".") || "params";
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `invalid tools/call request: ${where}: ${first?.message ?? "not valid"} (params must be { name: string, arguments?: object })`,
+      );
+    }
+  });
+}
+
 function cacheToolList(server: McpServer): void {
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, Handler> })
-    ._requestHandlers;
+  const handlers = requestHandlers(server);
   const list = handlers?.get("tools/list");
   if (!handlers || !list) return;
   let cached: Promise<unknown> | null = null;

@@ -3,6 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { SandboxService } from "../index.js";
 import { createMcpServer } from "./server.js";
 
@@ -28,6 +29,31 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     process.stdin.once("close", () => resolve());
   });
   await server.connect(transport);
+  answerUnreadableLines(transport);
   await ended;
   await server.close().catch(() => {});
+}
+
+/**
+ * A line that is not JSON, or JSON that is not a JSON-RPC message, got no answer over stdio (the
+ * SDK reports it to `onerror` only), so a client waited forever; HTTP answers it with -32700.
+ * Over stdio it is answered too, with id null (there is no id to read), and the server goes on.
+ */
+function answerUnreadableLines(transport: StdioServerTransport): void {
+  const previous = transport.onerror;
+  transport.onerror = (error: Error) => {
+    previous?.(error);
+    const notJson = error instanceof SyntaxError;
+    const notRpc = error.name === "ZodError";
+    if (!notJson && !notRpc) return;
+    void transport
+      .send({
+        jsonrpc: "2.0",
+        id: null,
+        error: notJson
+          ? { code: -32700, message: "parse error: the line is not JSON" }
+          : { code: -32600, message: "invalid request: the line is not a JSON-RPC 2.0 message" },
+      } as unknown as JSONRPCMessage)
+      .catch(() => undefined);
+  };
 }
