@@ -321,3 +321,34 @@ describe("T6b: recycling a one-shot's interpreter does not cut its run short", (
     }, 120_000);
   }
 });
+
+// A rewound QuickJS instance lost its interrupt handler on the C side while the wrapper still
+// believed it set, so a recycled interpreter never stopped a loop itself: the output cap did not
+// stop a flood, and the deadline came only as the host's kill a second late.
+describe("T6b: a recycled interpreter still stops its guest at every limit", () => {
+  for (const language of ["javascript", "typescript"] as const) {
+    it(`${language}: the deadline and the output cap stop a loop, run after run`, async () => {
+      const principal = `limits-${language}`;
+      for (let i = 0; i < 3; i++) {
+        const loop = await run({
+          runtime: rt,
+          language,
+          code: "while (true) {}",
+          principal,
+          limits: { timeoutMs: 1500 },
+        });
+        expect(loop.status).toBe("timeout");
+        // Stopped by QuickJS's own interrupt, not by the host's kill a grace later.
+        expect(loop.message).not.toMatch(/killed/);
+        const flood = await run({
+          runtime: rt,
+          language,
+          code: "while (true) console.log('flood'.repeat(20))",
+          principal,
+          limits: { maxOutputBytes: 4096, timeoutMs: 20_000 },
+        });
+        expect(flood.status, flood.message).toBe("output_limit");
+      }
+    }, 120_000);
+  }
+});

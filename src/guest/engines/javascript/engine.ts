@@ -348,6 +348,10 @@ export async function createEngine(
     stdin = "";
     fs.clear();
     mirror = new WorkspaceMirror(fs.asGuestFs());
+    // The one piece of this side's wrapper state that mirrors the C side: whether QuickJS has an
+    // interrupt handler. The image has none, so the wrapper must forget its own, or the next
+    // run's setInterruptHandler would not enable it again (no deadline, no output-cap stop).
+    runtime.removeInterruptHandler();
     applyBootImage(memory, rewindImage);
   };
 
