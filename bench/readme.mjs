@@ -6,7 +6,7 @@
 //
 //   node bench/readme.mjs [results.json]       (npm run bench -- --readme runs it at its end)
 
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -43,11 +43,11 @@ function profileTable(name, l) {
 }
 
 /** The generated part of README's "Performance" section, from one results.json. */
-export function renderPerformance(r) {
+export function renderPerformance(r, load = null) {
   const m = r.machine;
   const out = [];
   out.push(
-    `From one \`npm run bench\` run${m.quick ? " (BENCH_QUICK=1: a smoke run, few samples)" : ""} on ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}, Node ${m.node.replace(/^v/, "")}; load average ${m.load_avg_1m_at_end} at its end; throughput phases of ${m.seconds} s. Medians; \`bench/results.json\` has p95s. Every sandbox and every one-shot run gets an engine host process of its own, and these figures include that.`,
+    `From one \`npm run bench\` run${m.quick ? " (BENCH_QUICK=1: a smoke run, few samples)" : ""} on ${m.cpu}, ${m.cores} cores, ${m.memory_gib} GiB, ${m.os}, Node ${m.node.replace(/^v/, "")}; load average ${m.load_avg_1m_at_end} at its end; throughput phases of ${m.seconds} s. Medians; \`bench/results.json\` has p95s. Every stateful sandbox gets an engine host process of its own; one-shot runs go to their principal's host, each in a fresh interpreter; these figures include that.`,
   );
   const bin = (b) =>
     b && typeof b === "object"
@@ -57,6 +57,7 @@ export function renderPerformance(r) {
     "",
     `Baselines: \`python3\` ${bin(m.python3)}, \`node\` ${bin(m.node_binary)}, \`bash\` ${bin(m.bash_binary)}; native rows ${cell(m.native_python3)}${m.bwrap ? `, \`bwrap\` ${m.bwrap}` : ", no `bwrap`"}.`,
   );
+  if (load) out.push("", ...renderLoad(load));
   out.push("", "### Targets (issue #17)", "");
   out.push(
     table(
@@ -126,6 +127,32 @@ export function renderPerformance(r) {
   return out.join("\n");
 }
 
+/**
+ * The load bench's table (bench/load.mjs, run by `npm run bench` after the rest): polybox
+ * measured as users load it, each figure with its target, its baseline and the ratio.
+ */
+function renderLoad(l) {
+  const m = l.machine ?? {};
+  return [
+    "### Under load (issue #29)",
+    "",
+    `From the same run's load bench (\`bench/load.mjs\`${l.quick ? ", BENCH_QUICK=1" : ""}; load average ${cell(m.load_avg_1m_at_end)} at its end): MCP over stdio with the SDK's client, back to back, paced and four at once; library one-shots with 2 callers for ${cell(l.seconds)} s; the idle server's memory with every descendant process; a first start with no cache. The baselines are the bare interpreters started as processes, measured beside it; ratio = value / baseline.`,
+    "",
+    table(
+      ["", "figure", "value", "target", "baseline", "ratio", "baseline is"],
+      (l.table ?? []).map((row) => [
+        row.result === "MISS" ? "**MISS**" : (row.result ?? ""),
+        row.figure,
+        `${row.value} ${row.unit ?? ""}`.trim(),
+        row.target ?? "",
+        row.baseline ?? "",
+        row.ratio === undefined || row.ratio === null ? "" : `${row.ratio}x`,
+        row.baseline_of ?? "",
+      ]),
+    ),
+  ];
+}
+
 /** README text with the generated part replaced (inserted under "## Performance" the first time). */
 export function rewriteReadme(readme, generated) {
   const block = `${START}\n\n${generated}\n\n${END}`;
@@ -144,9 +171,11 @@ export function rewriteReadme(readme, generated) {
 export function updateReadme(resultsFile = path.join(HERE, "results.json")) {
   const readmeFile = path.join(HERE, "..", "README.md");
   const results = JSON.parse(readFileSync(resultsFile, "utf8"));
+  const loadFile = path.join(path.dirname(resultsFile), "load-results.json");
+  const load = existsSync(loadFile) ? JSON.parse(readFileSync(loadFile, "utf8")) : null;
   writeFileSync(
     readmeFile,
-    rewriteReadme(readFileSync(readmeFile, "utf8"), renderPerformance(results)),
+    rewriteReadme(readFileSync(readmeFile, "utf8"), renderPerformance(results, load)),
   );
   return readmeFile;
 }

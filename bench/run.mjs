@@ -414,13 +414,13 @@ writeFileSync(
   `${JSON.stringify({ machine, profile: bootProfile, metrics, comparisons, targets, native }, null, 2)}\n`,
 );
 note(`wrote ${out}`);
-if (process.argv.includes("--readme"))
-  note(`rewrote the performance figures in ${updateReadme(out)}`);
-
-// Then the load bench (bench/load.mjs): the load issue's targets, with its own table and results.
+// Then the load bench (bench/load.mjs): the load issue's targets, with its own table and results,
+// which README's figures include.
 {
   const { spawnSync } = await import("node:child_process");
   spawnSync(process.execPath, [fileURLToPath(new URL("load.mjs", import.meta.url))], {
     stdio: "inherit",
   });
 }
+if (process.argv.includes("--readme"))
+  note(`rewrote the performance figures in ${updateReadme(out)}`);
