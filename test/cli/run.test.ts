@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildFixture } from "../helpers/clang.js";
 import { CLI } from "../helpers/mcp-client.js";
+import { wasixModule } from "../helpers/wasix-modules.js";
 import { buildWheel } from "../helpers/wheel.js";
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-cli-"));
@@ -233,7 +233,7 @@ describe("polybox --help, --version, doctor", () => {
 describe("polybox run --lang wasix", () => {
   it("runs a WASIX module file with the arguments after --", async () => {
     const file = path.join(tmp, "hello.wasm");
-    writeFileSync(file, buildFixture("hello.c"));
+    writeFileSync(file, wasixModule("hello"));
     const r = await polybox(["run", "--lang", "wasix", file, "--", "one", "two"]);
     expect(r.stdout).toContain("args: one two\n");
     expect(r.stdout).toMatch(/proc_id=0 pid=\d+/);

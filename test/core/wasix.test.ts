@@ -1,9 +1,9 @@
 // The `wasix` language: a WASIX (or WASI) module in the workspace runs on @wasmer/sdk inside the
 // engine host, with arguments, stdin, the environment and the workspace; files it writes come
-// back. The modules are built from C by the test itself (test/helpers/clang.ts).
+// back. The modules are built from C in test/fixtures/wasix (build.mjs there says how).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { buildFixture, WASIX_PROCESS_FLAGS } from "../helpers/clang.js";
 import { type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { wasixModule } from "../helpers/wasix-modules.js";
 import { dataString, wasiProgram, wat } from "../helpers/wat.js";
 
 let runtime: Runtime;
@@ -17,7 +17,7 @@ afterAll(async () => {
   await runtime?.close();
 });
 
-const HELLO = buildFixture("hello.c");
+const HELLO = wasixModule("hello");
 
 it("runs a WASIX module with arguments, env, stdin and the workspace", async () => {
   await sb.files.write("bin/hello.wasm", HELLO);
@@ -78,7 +78,7 @@ it("refuses imports beyond the system calls, and invalid or missing modules", as
 }, 60_000);
 
 it("fork: the child runs on a copy of memory, its file comes back, the parent joins its exit", async () => {
-  const fork = buildFixture("fork.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]);
+  const fork = wasixModule("fork");
   await sb.files.write("fork.wasm", fork);
   const r = await sb.run("wasix", "fork.wasm");
   expect(r).toMatchObject({ status: "ok", exitCode: 0, stderr: "" });
@@ -93,7 +93,7 @@ it("fork: the child runs on a copy of memory, its file comes back, the parent jo
 }, 60_000);
 
 it("fork from a module built without asyncify ends the process at the call", async () => {
-  await sb.files.write("fork.wasm", buildFixture("fork.c", WASIX_PROCESS_FLAGS));
+  await sb.files.write("fork.wasm", wasixModule("fork-no-asyncify"));
   const r = await sb.run("wasix", "fork.wasm");
   // The sdk cannot resume a child there (measured on @wasmer/sdk 0.16): nothing after the call.
   expect(r).toMatchObject({ status: "error", stdout: "parent starts\n" });

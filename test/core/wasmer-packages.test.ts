@@ -2,7 +2,8 @@
 // registry (GraphQL `getPackageVersion`) for the version's WEBC file, downloads it only from a
 // granted host, checks its sha256, pins and caches it, and hands the bytes to the engine, whose
 // sdk runs the package's command in the workspace. The registry is a loopback stand-in serving
-// real .webc files written by test/helpers/webc.ts around a C program built with clang.
+// real .webc files written by test/helpers/webc.ts around C programs built to WebAssembly
+// (test/fixtures/wasix: tool.c, grow.c).
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
@@ -12,44 +13,18 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
-import { buildC, buildFixture } from "../helpers/clang.js";
 import { CLI, call, stdioServer, text } from "../helpers/mcp-client.js";
 import { isPolyboxError, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { wasixModule } from "../helpers/wasix-modules.js";
 import { wat } from "../helpers/wat.js";
 import { encodeWebc } from "../helpers/webc.js";
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-wasmer-"));
 
-// A command-line tool: `upper` upper-cases /workspace/<arg> into /workspace/out/<arg>;
-// `hello` (the entrypoint) greets with its arguments. wasi-libc's cwd is "/", hence the paths.
-const TOOL = buildC(String.raw`
-#include <ctype.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "upper") == 0) {
-    char in[256], out[256];
-    snprintf(in, sizeof in, "/workspace/%s", argv[2]);
-    snprintf(out, sizeof out, "/workspace/out/%s", argv[2]);
-    FILE *f = fopen(in, "r");
-    if (!f) { fprintf(stderr, "cannot open %s\n", in); return 2; }
-    mkdir("/workspace/out", 0755);
-    FILE *g = fopen(out, "w");
-    if (!g) { fprintf(stderr, "cannot write %s\n", out); return 3; }
-    int c, n = 0;
-    while ((c = fgetc(f)) != EOF) { fputc(toupper(c), g); n++; }
-    fclose(f); fclose(g);
-    printf("upper: %d bytes\n", n);
-    return 0;
-  }
-  printf("hello from a package:");
-  for (int i = 1; i < argc; i++) printf(" %s", argv[i]);
-  printf("\n");
-  return 7;
-}
-`);
+// A command-line tool (test/fixtures/wasix/tool.c): `upper` upper-cases /workspace/<arg> into
+// /workspace/out/<arg>; `hello` (the entrypoint) greets with its arguments.
+const TOOL = wasixModule("tool");
 
 const pkg = (
   name: string,
@@ -72,7 +47,7 @@ const pkg = (
 
 const TOOL_WEBC = pkg("polybox/tool");
 // Allocates 1 MiB blocks until malloc fails (exit 12) or 2 GiB are held.
-const GROW_WEBC = pkg("polybox/grow", { grow: buildFixture("grow.c") });
+const GROW_WEBC = pkg("polybox/grow", { grow: wasixModule("grow") });
 const NAPI_MODULE = wat(
   '(module (import "napi" "napi_run_script" (func)) (memory (export "memory") 1) (func (export "_start")))',
 );

@@ -9,13 +9,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { buildC, buildFixture, WASIX_PROCESS_FLAGS } from "../helpers/clang.js";
 import {
   type Canary,
   ENV_CANARY_NAME,
   expectNoLeak,
   expectRuntimeAnswers,
-  FIXTURES_DIR,
   type Listener,
   markerPath,
   newSandbox,
@@ -26,8 +24,10 @@ import {
   sleep,
   startListener,
 } from "../helpers/security-env.js";
+import { wasixModule } from "../helpers/wasix-modules.js";
 
-const ATTACK = buildC(readFileSync(path.join(FIXTURES_DIR, "wasix-attack.c"), "utf8"));
+// Built from fixtures/wasix-attack.c by test/fixtures/wasix/build.mjs.
+const ATTACK = wasixModule("wasix-attack");
 
 let rt: Runtime;
 let sb: Sandbox;
@@ -121,7 +121,7 @@ it("T30 WASIX network: sockets and name lookups reach no listener", async () => 
 
 it("T30 WASIX memory: malloc stops at the cap written into the module", async () => {
   sb = await newSandbox(rt);
-  await sb.files.write("grow.wasm", buildFixture("grow.c"));
+  await sb.files.write("grow.wasm", wasixModule("grow"));
   const r = await sb.run("wasix", "grow.wasm", { memoryMb: 64 });
   expect(r.exitCode).toBe(12);
   const held = Number(/held (\d+) MiB/.exec(r.stdout)?.[1]);
@@ -132,13 +132,13 @@ it("T30 WASIX memory: malloc stops at the cap written into the module", async ()
 
 it("T30 WASIX CPU and output: a spin loop times out, a flood is cut at the cap", async () => {
   sb = await newSandbox(rt, { timeoutMs: 3_000, maxOutputBytes: 4096 });
-  await sb.files.write("spin.wasm", buildFixture("spin.c"));
+  await sb.files.write("spin.wasm", wasixModule("spin"));
   const started = Date.now();
   const spin = await sb.run("wasix", "spin.wasm");
   expect(spin.status).toBe("timeout");
   // The deadline, plus the engine host's kill grace and a loaded machine's slack.
   expect(Date.now() - started).toBeLessThan(30_000);
-  await sb.files.write("flood.wasm", buildFixture("flood.c"));
+  await sb.files.write("flood.wasm", wasixModule("flood"));
   const flood = await sb.run("wasix", "flood.wasm");
   expect(flood.status).toBe("output_limit");
   expect(flood.stdout.length).toBeLessThanOrEqual(4096);
@@ -147,7 +147,7 @@ it("T30 WASIX CPU and output: a spin loop times out, a flood is cut at the cap",
 
 it("T30 WASIX processes: a fork bomb is stopped, other sandboxes answer, its own runs again", async () => {
   sb = await newSandbox(rt, { timeoutMs: 10_000 });
-  const bomb = buildFixture("forkbomb.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]);
+  const bomb = wasixModule("forkbomb");
   await sb.files.write("bomb.wasm", bomb);
   const r = await sb.run("wasix", "bomb.wasm");
   // Each child is a thread of the tenant's engine host with a copy of memory: the host's memory
@@ -157,7 +157,7 @@ it("T30 WASIX processes: a fork bomb is stopped, other sandboxes answer, its own
   await expectRuntimeAnswers(rt);
   // Its sandbox runs again at once: the kill could not stop the sdk's threads, so the engine
   // host asked to be replaced and the next run starts in a new one.
-  await sb.files.write("hello.wasm", buildFixture("hello.c"));
+  await sb.files.write("hello.wasm", wasixModule("hello"));
   await sb.files.write("out/keep.txt", "");
   const again = await sb.run("wasix", "hello.wasm", { args: ["again"] });
   // hello.c exits with its argument count.
@@ -170,10 +170,7 @@ it("T30 the library prints nothing of its own while a fork bomb makes its engine
   // runtime's diagnostics go to the `log` option only, and by default nowhere.
   const dir = mkdtempSync(path.join(tmpdir(), "polybox-quiet-"));
   try {
-    writeFileSync(
-      path.join(dir, "bomb.wasm"),
-      buildFixture("forkbomb.c", WASIX_PROCESS_FLAGS, ["wasix_32v1.proc_fork"]),
-    );
+    writeFileSync(path.join(dir, "bomb.wasm"), wasixModule("forkbomb"));
     const index = pathToFileURL(path.resolve("dist/index.js")).href;
     const script = `
       import { readFileSync } from "node:fs";
