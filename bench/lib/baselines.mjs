@@ -9,8 +9,9 @@
 // (pyenv's is a shell script that runs pyenv before Python, ~100 ms), which would flatter polybox,
 // so each interpreter is asked for its own executable and that file is started directly.
 
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -92,13 +93,38 @@ export async function quickjsContext() {
   };
 }
 
+/** Where the bench installs isolated-vm: bench/baselines, with its own package.json and lockfile. */
+const BASELINES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "baselines");
+
 /**
- * isolated-vm with a new isolate (and context) per run, or `{ unavailable }` saying why: it is a
- * native addon, and a devDependency only where it builds.
+ * isolated-vm with a new isolate (and context) per run, or `{ unavailable }` saying why. It is a
+ * native addon whose install compiles V8 bindings for minutes where no prebuilt binary is
+ * reachable, so it is no dependency of polybox's: the bench installs it on first use into
+ * bench/baselines (`npm ci` there, from its lockfile; its progress on stderr), and leaves its row
+ * out where that fails or `POLYBOX_BENCH_NO_INSTALL=1` forbids it.
  */
 export async function isolatedVm() {
+  // Its own copy only, never one a parent directory's node_modules happens to hold.
+  const entry = path.join(BASELINES_DIR, "node_modules", "isolated-vm");
+  if (!existsSync(path.join(entry, "package.json"))) {
+    if (process.env.POLYBOX_BENCH_NO_INSTALL === "1")
+      return { unavailable: "not installed in bench/baselines, and POLYBOX_BENCH_NO_INSTALL=1" };
+    process.stderr.write(
+      "bench: installing isolated-vm into bench/baselines (once; a native addon, it may compile " +
+        "for several minutes)\n",
+    );
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+    const installed = spawnSync(npm, ["ci", "--no-audit", "--no-fund"], {
+      cwd: BASELINES_DIR,
+      // npm's own lines go to stderr: the bench's stdout is its report.
+      stdio: ["ignore", 2, 2],
+      shell: process.platform === "win32",
+    });
+    if (installed.status !== 0)
+      return { unavailable: `npm ci in bench/baselines failed (exit ${installed.status})` };
+  }
   try {
-    const ivm = (await import("isolated-vm")).default;
+    const ivm = createRequire(import.meta.url)(entry);
     const fn = () => {
       const isolate = new ivm.Isolate({ memoryLimit: 32 });
       const context = isolate.createContextSync();
