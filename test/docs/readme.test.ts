@@ -4,8 +4,16 @@
 // must print what their comments say and then exit by themselves: a library that keeps a
 // program alive is a defect. JSON blocks must parse and never run a package by name from the
 // registry; shell blocks may only name commands that exist.
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFile, spawn, spawnSync } from "node:child_process";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -93,4 +101,100 @@ describe("README", () => {
       }
     }
   });
+});
+
+// An MCP client reads the server's stdout as JSON-RPC from its first byte: the command README
+// gives for serving MCP must put nothing else there, not npm's lines, not the build's.
+describe("README's MCP command", () => {
+  const setup = blocks.find((b) => b.lang === "sh")!;
+  const line = setup.code.split("\n").find((l) => /serves MCP/.test(l)) ?? "";
+  const steps = line
+    .replace(/\s+#.*$/, "")
+    .split("&&")
+    .map((s) => s.trim());
+  const server = steps.at(-1)!;
+
+  it("the Set-up block has one, and each step before the server sends its stdout elsewhere", () => {
+    expect(line, "a Set-up line that serves MCP").not.toBe("");
+    for (const step of steps.slice(0, -1))
+      expect(step, `\`${step}\` prints where the MCP client reads`).toMatch(
+        /(?:>&2|>\s*\/dev\/null)$/,
+      );
+  });
+
+  it("the build `npm ci` runs writes its progress to stderr, none to stdout", () => {
+    // prepare's steps (tsc prints nothing when it succeeds): the polyfill bundles and the native
+    // launcher, run as npm runs them, in a copy of the package (the scripts and the launcher's
+    // sources, this node_modules), so that they rewrite nothing the other tests are reading.
+    const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    };
+    const nodeSteps = pkg.scripts
+      .prepare!.split("&&")
+      .map((s) => s.trim())
+      .filter((s) => s.startsWith("node "));
+    expect(nodeSteps).toEqual(["node wasm/polyfills.mjs", "node native/build.mjs"]);
+    const copy = path.join(dir, "package-copy");
+    mkdirSync(path.join(copy, "wasm"), { recursive: true });
+    cpSync(path.join(root, "wasm", "polyfills.mjs"), path.join(copy, "wasm", "polyfills.mjs"));
+    cpSync(path.join(root, "native"), path.join(copy, "native"), {
+      recursive: true,
+      filter: (from) => path.basename(from) !== "build",
+    });
+    symlinkSync(path.join(root, "node_modules"), path.join(copy, "node_modules"), "dir");
+    for (const step of nodeSteps) {
+      const r = spawnSync(process.execPath, step.split(/\s+/).slice(1), {
+        cwd: copy,
+        encoding: "utf8",
+        timeout: 240_000,
+      });
+      expect(r.status, `${step}: ${r.stderr}`).toBe(0);
+      expect(r.stdout, `${step} wrote to stdout`).toBe("");
+    }
+  }, 300_000);
+
+  it("the server step writes nothing but JSON-RPC to stdout", async () => {
+    const child = spawn(server, { cwd: root, shell: true, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (c) => {
+      stdout += c;
+    });
+    child.stderr.resume();
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    const answered = (id: number) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (stdout.includes(`"id":${id}`)) resolve();
+          else if (child.exitCode !== null) reject(new Error(`exited: ${stdout}`));
+          else setTimeout(check, 20);
+        };
+        check();
+      });
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "readme", version: "0" },
+      },
+    });
+    await answered(1);
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    await answered(2);
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.stdin.end();
+    await exited;
+    const lines = stdout.split("\n").filter((l) => l !== "");
+    for (const l of lines) {
+      let message: { jsonrpc?: string } | undefined;
+      try {
+        message = JSON.parse(l);
+      } catch {}
+      expect(message?.jsonrpc, `\`${server}\` wrote a line that is not JSON-RPC: ${l}`).toBe("2.0");
+    }
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });
