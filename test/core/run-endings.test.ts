@@ -83,3 +83,17 @@ it("python: stdin arrives as given, with no newline added, and EOF is EOFError",
   expect(eof.status).toBe("error");
   expect(eof.stderr).toMatch(/EOFError/);
 });
+
+describe("the output cap", () => {
+  it("python: stops a flood without a traceback of the interrupt it raised", async () => {
+    await using sb = await Sandbox.create({ runtime, limits: { maxOutputBytes: 4096 } });
+    const r = await sb.run("python", "while True:\n    print('x' * 100)");
+    expect(r.status).toBe("output_limit");
+    expect(r.stdout.length).toBe(4096);
+    expect(r.stderr).not.toMatch(/KeyboardInterrupt|Traceback/);
+    expect(r.message).toMatch(/maxOutputBytes=4096/);
+    // The sandbox goes on, and its own errors still show their traceback.
+    const next = await sb.run("python", "raise KeyboardInterrupt");
+    expect(next.stderr).toMatch(/KeyboardInterrupt/);
+  }, 60_000);
+});

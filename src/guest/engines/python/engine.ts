@@ -239,10 +239,17 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   };
 
   let sink: RunContext["output"] | null = null;
+  /**
+   * Once polybox has asked the run to stop (its output cap, a cancel), what Python prints next
+   * is dropped, as the run's message says: the KeyboardInterrupt that stop raises would otherwise
+   * end the answer with a traceback of an interrupt the user never caused.
+   */
+  let stopRequested = () => false;
   const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
   for (const stream of ["stdout", "stderr"] as const) {
     const write = (buffer: Uint8Array) => {
-      sink?.write(stream, decoders[stream].decode(buffer, { stream: true }));
+      if (!stopRequested())
+        sink?.write(stream, decoders[stream].decode(buffer, { stream: true }));
       return buffer.length;
     };
     if (stream === "stdout") py.setStdout({ write, isatty: false });
@@ -282,6 +289,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
     },
     async run(request: RunRequest, ctx: RunContext): Promise<EngineOutcome> {
       sink = ctx.output;
+      stopRequested = () => ctx.stopRequested;
       netCall = ctx.net;
       interruptBuffer[0] = 0;
       // Bytes, not lines: Pyodide ends every string a `stdin` callback returns with a newline.
