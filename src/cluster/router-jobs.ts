@@ -6,7 +6,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Job, Queue } from "bullmq";
 import { PolyboxError } from "../index.js";
-import { iso } from "../mcp/render.js";
+import { iso, noOutput } from "../mcp/render.js";
 import type { JobRef, Registry } from "./registry.js";
 import { CANCEL_CHANNEL } from "./registry.js";
 import { CANCELLED_REASON, LOST_PREFIX, lostReason, type RunJobData } from "./wire.js";
@@ -81,7 +81,7 @@ export class RouterJobs {
     const text = [`job ${id}: ${view.status}`];
     if (stdout) text.push("--- stdout ---", stdout.replace(/\n$/, ""));
     if (stderr) text.push("--- stderr ---", stderr.replace(/\n$/, ""));
-    if (!stdout && !stderr) text.push("(no output yet)");
+    if (!stdout && !stderr) text.push(noOutput(view.status));
     return {
       content: [{ type: "text", text: text.join("\n") }],
       structuredContent: { job_id: id, status: view.status, stdout, stderr },

@@ -194,7 +194,7 @@ export class SandboxFiles {
     if (typeof data !== "string" && !(data instanceof Uint8Array)) {
       throw new PolyboxError("INVALID_ARGUMENT", "file content must be a string or a Uint8Array");
     }
-    const rel = resolveWorkspacePath(path);
+    const rel = resolveWorkspacePath(path, { file: true });
     const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
     await this.sandbox.exclusive(() => this.sandbox.workspace.write(rel, bytes));
   }

@@ -605,7 +605,7 @@ export class SandboxService {
     path: string,
     data: string | Uint8Array,
   ): Promise<{ path: string; size: number }> {
-    const rel = resolveWorkspacePath(path);
+    const rel = resolveWorkspacePath(path, { file: true });
     await this.sandbox(caller, id).files.write(rel, data);
     return {
       path: rel,

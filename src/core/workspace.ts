@@ -35,7 +35,10 @@ const costOf = (e: { type: "file" | "dir"; size: number }) =>
  * Turns a caller's path into a workspace-relative one (`a/b.txt`), or throws. Accepted: relative
  * paths, and absolute ones under /workspace (the path guests see). `..` may not climb out.
  */
-export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {}): string {
+export function resolveWorkspacePath(
+  input: unknown,
+  { allowRoot = false, file = false } = {},
+): string {
   if (typeof input !== "string") {
     throw new PolyboxError(
       "INVALID_ARGUMENT",
@@ -43,6 +46,12 @@ export function resolveWorkspacePath(input: unknown, { allowRoot = false } = {})
     );
   }
   if (input.includes("\0")) throw new PolyboxError("INVALID_ARGUMENT", "path contains a NUL byte");
+  // A file's path: "d/" names a directory, and writing it would make a file named "d".
+  if (file && /[/\\]$/.test(input))
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `"${input.slice(0, 200)}" ends with a slash, so it names a directory: give a file's path`,
+    );
   let rest = input.replace(/\\/g, "/");
   if (rest.startsWith("/")) {
     if (rest !== GUEST_ROOT && !rest.startsWith(`${GUEST_ROOT}/`)) {
@@ -225,6 +234,11 @@ export class Workspace {
    * known directory costs one join, not a system call per component.
    */
   private async hostPath(rel: string): Promise<string> {
+    return (await this.target(rel)).host;
+  }
+
+  /** `hostPath`, and whether the host already has something at that path. */
+  private async target(rel: string): Promise<{ host: string; found: boolean }> {
     const root = await this.root();
     const parent = parentOf(rel);
     if (parent === "" || this.entries.get(parent)?.type === "dir") {
@@ -236,13 +250,17 @@ export class Workspace {
           `"${rel}" goes through a symbolic link, which is not followed`,
         );
       }
-      return own;
+      return { host: own, found: st !== null };
     }
     let current = root;
+    let found = true;
     for (const part of rel.split("/").filter(Boolean)) {
       current = path.join(current, part);
       const st = await fs.lstat(current).catch(() => null);
-      if (!st) break;
+      if (!st) {
+        found = false;
+        break;
+      }
       if (st.isSymbolicLink()) {
         throw new PolyboxError(
           "PATH_OUTSIDE_WORKSPACE",
@@ -250,7 +268,31 @@ export class Workspace {
         );
       }
     }
-    return path.join(root, rel);
+    return { host: path.join(root, rel), found };
+  }
+
+  /**
+   * The host path for a new entry `rel` (one the index does not have), or throws Unstorable when
+   * the host cannot keep it under that name: a name Windows refuses or turns into another (see
+   * `hostNameProblem`), or one the host already has under another spelling, a case-insensitive
+   * file system's `A.txt` for `a.txt` (Windows, macOS) or another Unicode normalization
+   * (macOS). Writing there would replace a different file of the index, or land elsewhere.
+   */
+  private async newTarget(rel: string): Promise<string> {
+    const problem = hostNameProblem(rel);
+    if (problem) throw new Unstorable(rel, problem);
+    const { host, found } = await this.target(rel);
+    if (found) {
+      const folded = rel.toLowerCase();
+      const twin = [...this.entries.keys()].find((k) => k.toLowerCase() === folded);
+      throw new Unstorable(
+        rel,
+        twin
+          ? `the host's file system takes it for ${JSON.stringify(twin)}, which differs only in case`
+          : "the host's file system already has an entry by that name under another spelling",
+      );
+    }
+    return host;
   }
 
   /** @internal The host path of one of the workspace's files, for a snapshot to link or copy. */
@@ -277,7 +319,7 @@ export class Workspace {
     const grows = data.length - (existing?.size ?? 0);
     const parent = parentOf(relPath);
     if (parent) await this.mkdir(parent);
-    const target = await this.hostPath(relPath);
+    const target = existing ? await this.hostPath(relPath) : await this.newTarget(relPath);
     this.grow(grows);
     try {
       await this.replaceFile(target, data, mtimeMs);
@@ -339,7 +381,7 @@ export class Workspace {
       missing.push(p);
     }
     for (const sub of missing.reverse()) {
-      const host = await this.hostPath(sub);
+      const host = await this.newTarget(sub);
       this.grow(DIR_COST_BYTES);
       try {
         await fs.mkdir(host);
@@ -399,10 +441,12 @@ export class Workspace {
 
   list(relDir = ""): FileInfo[] {
     if (relDir !== "" && this.entries.get(relDir)?.type !== "dir") {
-      throw new PolyboxError(
-        this.entries.has(relDir) ? "NOT_A_FILE" : "FILE_NOT_FOUND",
-        `no directory "${relDir}" in the workspace`,
-      );
+      throw this.entries.has(relDir)
+        ? new PolyboxError(
+            "NOT_A_FILE",
+            `"${relDir}" is a file, not a directory: list its directory, or read the file`,
+          )
+        : new PolyboxError("FILE_NOT_FOUND", `no directory "${relDir}" in the workspace`);
     }
     const prefix = relDir === "" ? "" : `${relDir}/`;
     const out: FileInfo[] = [];
@@ -544,14 +588,32 @@ export class Workspace {
   /**
    * Applies an engine's changes; returns the paths touched. Quota is checked by the caller.
    * Storing is part of the run: past `deadline` (a `Date.now()` value) it stops with TIMEOUT,
-   * leaving what was stored so far.
+   * leaving what was stored so far. A name the host cannot store (see `newTarget`) is left out,
+   * with everything under it, and a note saying so is pushed on `notes`.
    */
-  async apply(changes: FileSync, deadline = Number.POSITIVE_INFINITY): Promise<string[]> {
+  async apply(
+    changes: FileSync,
+    deadline = Number.POSITIVE_INFINITY,
+    notes?: string[],
+  ): Promise<string[]> {
     const touched = new Set<string>();
+    const dropped: Unstorable[] = [];
     const inTime = () => {
       if (Date.now() > deadline)
         throw new PolyboxError("TIMEOUT", "storing the run's files took past its deadline");
     };
+    // A name the host cannot store is left out, with a note, and the rest of the run is kept.
+    const storing = async (rel: string, store: () => Promise<void>): Promise<void> => {
+      try {
+        await store();
+        touched.add(rel);
+      } catch (error) {
+        const unstorable = asUnstorable(error, rel);
+        if (!unstorable) throw error;
+        dropped.push(unstorable);
+      }
+    };
+    const isUnder = (rel: string) => dropped.some((d) => rel.startsWith(`${d.path}/`));
     for (const r of changes.removed) {
       inTime();
       if (this.entries.has(r)) for (const p of await this.remove(r)) touched.add(p);
@@ -560,17 +622,15 @@ export class Workspace {
     const dirs = [...changes.dirs].sort((a, b) => a.length - b.length);
     for (const d of dirs) {
       inTime();
-      if (!this.entries.has(d)) {
-        await this.mkdir(d);
-        touched.add(d);
-      }
+      if (!this.entries.has(d) && !isUnder(d)) await storing(d, () => this.mkdir(d));
     }
     for (const f of changes.files) {
       inTime();
+      if (isUnder(f.path)) continue;
       if (this.entries.get(f.path)?.type === "dir") await this.remove(f.path);
-      await this.write(f.path, f.data, f.mtimeMs);
-      touched.add(f.path);
+      await storing(f.path, () => this.write(f.path, f.data, f.mtimeMs));
     }
+    if (dropped.length > 0) notes?.push(droppedNote(dropped));
     return [...touched].sort();
   }
 
@@ -593,6 +653,89 @@ export class Workspace {
     this.home = null;
     this.unload();
   }
+}
+
+/** Names a Windows file system refuses, or takes for a device (with any extension). */
+const WINDOWS_DEVICES = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])$/i;
+const WINDOWS_FORBIDDEN = /[<>:"|?*\\\x00-\x1f]/;
+
+/**
+ * Why Windows cannot store `name` (one path component) as that name, or null. Windows refuses
+ * some of these and silently makes others into something else: `a:b` is stream `b` of file `a`,
+ * `name.` and `name ` are `name`, `CON` and `nul.txt` are devices. Case is not checked here (see
+ * `Workspace.newTarget`).
+ */
+export function windowsNameProblem(name: string): string | null {
+  const bad = WINDOWS_FORBIDDEN.exec(name);
+  if (bad) {
+    const c = bad[0];
+    return c < " "
+      ? `a control character (U+${c.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}) is not allowed in a Windows file name`
+      : `${JSON.stringify(c)} is not allowed in a Windows file name`;
+  }
+  if (/[. ]$/.test(name)) return "Windows drops a trailing dot or space from a file name";
+  const stem = name.split(".")[0]?.trimEnd() ?? "";
+  if (WINDOWS_DEVICES.test(stem))
+    return `Windows reserves ${stem.toUpperCase()} (with any extension) for a device`;
+  return null;
+}
+
+/**
+ * Why this host cannot store the workspace-relative path `rel` under that name, or null: on
+ * Windows, the first component `windowsNameProblem` refuses; elsewhere every name that reaches
+ * here is storable (what the host still refuses, it says with an error).
+ */
+export function hostNameProblem(
+  rel: string,
+  platform: NodeJS.Platform = process.platform,
+): string | null {
+  if (platform !== "win32") return null;
+  for (const part of rel.split("/")) {
+    const problem = windowsNameProblem(part);
+    if (problem) return part === rel ? problem : `${JSON.stringify(part)}: ${problem}`;
+  }
+  return null;
+}
+
+/** A path the host cannot store under its name: a run's change to it is left out with a note. */
+class Unstorable extends PolyboxError {
+  constructor(
+    readonly path: string,
+    readonly why: string,
+  ) {
+    super("INVALID_ARGUMENT", `"${path}" cannot be stored on this host: ${why}`);
+  }
+}
+
+/**
+ * The error as an Unstorable for `rel`, or null. Besides this module's own checks, on Windows the
+ * codes with which its file system refuses a name (a device, a stream, a name it will not make).
+ */
+function asUnstorable(error: unknown, rel: string): Unstorable | null {
+  if (error instanceof Unstorable) return error;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (
+    process.platform === "win32" &&
+    code &&
+    ["EINVAL", "ENOENT", "EEXIST", "EPERM"].includes(code)
+  )
+    return new Unstorable(rel, `the host's file system refused the name (${code})`);
+  return null;
+}
+
+const MAX_NOTED_NAMES = 5;
+
+function droppedNote(dropped: readonly Unstorable[]): string {
+  const names = dropped
+    .slice(0, MAX_NOTED_NAMES)
+    .map(
+      (d) =>
+        `${JSON.stringify(d.path.length > 200 ? `${d.path.slice(0, 200)}…` : d.path)} (${d.why})`,
+    )
+    .join(", ");
+  const more =
+    dropped.length > MAX_NOTED_NAMES ? ` and ${dropped.length - MAX_NOTED_NAMES} more` : "";
+  return `not kept in the workspace, as this host cannot store the name: ${names}${more}`;
 }
 
 /** Whether a name read from disk is one the workspace would store under itself. */

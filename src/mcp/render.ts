@@ -244,3 +244,8 @@ export function jobText(job: JobInfo, attached?: readonly RunImage[]): string {
   }
   return lines.join("\n");
 }
+
+/** A job's logs when it printed nothing: "yet" only while it may still print. */
+export function noOutput(status: string): string {
+  return status === "queued" || status === "running" ? "(no output yet)" : "(no output)";
+}

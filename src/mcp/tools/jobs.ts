@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { JobInfo, RunImage } from "../../index.js";
 import type { Answer, StructuredOf } from "../answer.js";
 import { fitRun } from "../budget.js";
-import { inlineImages, jobStructured, jobText, runContent } from "../render.js";
+import { inlineImages, jobStructured, jobText, noOutput, runContent } from "../render.js";
 import { JOB_STATUSES, jobShape } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
@@ -55,7 +55,7 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         const text = [`job ${job_id}: ${logs.status}`];
         if (logs.stdout) text.push("--- stdout ---", logs.stdout.replace(/\n$/, ""));
         if (logs.stderr) text.push("--- stderr ---", logs.stderr.replace(/\n$/, ""));
-        if (!logs.stdout && !logs.stderr) text.push("(no output yet)");
+        if (!logs.stdout && !logs.stderr) text.push(noOutput(logs.status));
         return {
           content: [{ type: "text", text: text.join("\n") }],
           // Exactly the declared fields: clients validate against the output schema, and an
