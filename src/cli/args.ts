@@ -93,6 +93,13 @@ type PoolLanguage = Language;
 export interface ParsedArgs {
   command: Command;
   flags: Flags;
+  /** `polybox CMD --help`: the command whose help was asked for. */
+  topic?: Command;
+}
+
+/** The commands each flag applies to (for `polybox CMD --help`). */
+export function flagCommands(name: string): readonly string[] {
+  return FLAGS[name]?.on ?? [];
 }
 
 /** A mistake on the command line: main prints it with a pointer to --help and exits 2. */
@@ -206,7 +213,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
       else positional.push(...argv.slice(i + 1));
       break;
     }
-    if (arg === "--help" || arg === "-h") return { command: "help", flags };
+    if (arg === "--help" || arg === "-h")
+      return {
+        command: "help",
+        flags,
+        ...(command && command !== "help" ? { topic: command } : {}),
+      };
     if (arg === "--version" || arg === "-V") return { command: "version", flags };
     const long = /^--([a-z][a-z-]*)(?:=([\s\S]*))?$/.exec(arg);
     const short = /^-([a-zA-Z])$/.exec(arg);

@@ -130,3 +130,40 @@ ${languageLines()}
 
 Values: sizes like 512M, 1G, 64k; durations like 30s, 5m, 1500ms, 2h.
 `;
+
+/**
+ * `polybox CMD --help`: the usage lines of CMD and the flags that apply to it, taken from HELP
+ * (each flag line with the lines that continue it), so that the two never disagree.
+ */
+export function commandHelp(
+  command: string,
+  appliesTo: (flag: string) => readonly string[],
+): string {
+  const lines = HELP.split("\n");
+  const usage = lines.filter(
+    (l) => l.startsWith(`  polybox ${command} `) || l === `  polybox ${command}`,
+  );
+  const flags: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const names = [
+      ...(
+        lines[i]!.match(/^ {2}(--[a-z][a-z-]*[^ ]*(?:, --[a-z][a-z-]*[^ ]*)*)/)?.[1] ?? ""
+      ).matchAll(/--([a-z][a-z-]*)/g),
+    ].map((m) => m[1]!);
+    if (names.length === 0 || !names.some((n) => appliesTo(n).includes(command))) continue;
+    flags.push(lines[i]!);
+    // Continuation lines are indented past the flag column.
+    while (i + 1 < lines.length && /^ {6,}\S/.test(lines[i + 1]!) && !/^ {2}--/.test(lines[i + 1]!))
+      flags.push(lines[++i]!);
+  }
+  return [
+    `polybox ${command}`,
+    "",
+    "Usage:",
+    ...usage,
+    ...(flags.length > 0 ? ["", "Flags:", ...flags] : []),
+    "",
+    "polybox --help lists every command and flag.",
+    "",
+  ].join("\n");
+}

@@ -5,8 +5,8 @@
 
 import { isPolyboxError } from "../core/errors.js";
 import { flagHint } from "../mcp/hints.js";
-import { type ParsedArgs, parseArgs, UsageError } from "./args.js";
-import { HELP } from "./help.js";
+import { flagCommands, type ParsedArgs, parseArgs, UsageError } from "./args.js";
+import { commandHelp, HELP } from "./help.js";
 import { version } from "./version.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   const { command, flags } = parsed;
   switch (command) {
     case "help":
-      process.stdout.write(HELP);
+      process.stdout.write(parsed.topic ? commandHelp(parsed.topic, flagCommands) : HELP);
       return 0;
     case "version":
       process.stdout.write(`polybox ${version()}\n`);

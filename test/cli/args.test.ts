@@ -269,3 +269,17 @@ describe("languageOf", () => {
     );
   });
 });
+
+describe("polybox CMD --help", () => {
+  it("names the command whose help was asked for, and that help is the command's own", async () => {
+    const { commandHelp } = await import("../../dist/cli/help.js");
+    const { flagCommands } = await import("../../dist/cli/args.js");
+    expect(parseArgs(["run", "--help"]).topic).toBe("run");
+    expect(parseArgs(["--help"]).topic).toBeUndefined();
+    const help = commandHelp("run", flagCommands);
+    expect(help).toMatch(/polybox run \[flags\] --lang L -e CODE/);
+    expect(help).toMatch(/--eval=CODE/);
+    expect(help).not.toMatch(/polybox serve|--port=|--token=/);
+    expect(commandHelp("serve", flagCommands)).toMatch(/--allow-host=/);
+  });
+});
