@@ -85,8 +85,7 @@ export class Interpreter {
   /** The worker can replace its interpreter with a brand-new one and so serve another run. */
   recyclable = false;
   /** The answer to the last `recycle` run's replacement: true once the worker took a new one. */
-  private renewal: { id: number; arm: () => void; settle: (fresh: boolean) => void } | null =
-    null;
+  private renewal: { id: number; arm: () => void; settle: (fresh: boolean) => void } | null = null;
   private readonly worker: Worker;
   /** The network bridge: replies go on `netPort`, then `netSignal[0]` wakes the worker. */
   private readonly netPort: MessagePort;

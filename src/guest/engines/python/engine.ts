@@ -248,8 +248,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
   for (const stream of ["stdout", "stderr"] as const) {
     const write = (buffer: Uint8Array) => {
-      if (!stopRequested())
-        sink?.write(stream, decoders[stream].decode(buffer, { stream: true }));
+      if (!stopRequested()) sink?.write(stream, decoders[stream].decode(buffer, { stream: true }));
       return buffer.length;
     };
     if (stream === "stdout") py.setStdout({ write, isatty: false });
