@@ -7,6 +7,7 @@
 // one-shots, in the same process, must find none of it: their first view is that of an
 // interpreter booted on demand, and a probe looks for each leftover by name.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { FINGERPRINT, type Lang } from "../helpers/fingerprint.js";
 import { fleetOf } from "../helpers/internals.js";
 import {
   type Language,
@@ -21,29 +22,6 @@ const SECRET = "left-behind-5e0c";
 /** Bytes a hostile run fills its memory with; no program's text holds them, only their codes. */
 const MARK = [..."pbx-mark-b7-d1"].map((c) => c.charCodeAt(0));
 const MB = 1024 * 1024;
-
-/** What a program can see of the interpreter it runs in (as in warm-interpreters.test.ts). */
-const FINGERPRINT = {
-  python: [
-    "import builtins, os, sys",
-    'print(sorted(k for k in globals() if k != "__builtins__"))',
-    "print(sorted(dir(builtins)))",
-    'print(os.listdir("."), sys.stdout.tell() if sys.stdout.seekable() else "-")',
-  ].join("\n"),
-  javascript: [
-    "const own = (o) => Object.getOwnPropertyNames(o).sort().join(',');",
-    "console.log(own(globalThis));",
-    "console.log(own(console), typeof _, typeof $_);",
-    "console.log(require('fs').readdirSync('.').join(','));",
-  ].join("\n"),
-  typescript: [
-    "const own = (o: object): string => Object.getOwnPropertyNames(o).sort().join(',');",
-    "console.log(own(globalThis));",
-    "console.log(require('fs').readdirSync('.').join(','));",
-  ].join("\n"),
-  bash: 'echo "[$_][$?][$LINENO]"; set | grep -v -e ^RANDOM= -e ^SECONDS= -e ^EPOCH; declare -p | grep -v RANDOM; ls -A',
-} as const;
-type Lang = keyof typeof FINGERPRINT;
 
 // JavaScript and TypeScript: the run ends by process.exit (or an uncaught error) with timers
 // still pending, so that nothing waits for them; everything else is planted before.

@@ -6,29 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WARM_UP_PROGRAMS } from "../../dist/guest/engine-host/pool.js";
 import { Runtime, Sandbox } from "../../dist/index.js";
+import { FINGERPRINT, type Lang } from "../helpers/fingerprint.js";
 
-/** What a program can see of the interpreter it runs in, printed in a stable order. */
-const FINGERPRINT = {
-  python: [
-    "import builtins, os, sys",
-    'print(sorted(k for k in globals() if k != "__builtins__"))',
-    "print(sorted(dir(builtins)))",
-    'print(os.listdir("."), sys.stdout.tell() if sys.stdout.seekable() else "-")',
-  ].join("\n"),
-  javascript: [
-    "const own = (o) => Object.getOwnPropertyNames(o).sort().join(',');",
-    "console.log(own(globalThis));",
-    "console.log(own(console), typeof _, typeof $_);",
-    "console.log(require('fs').readdirSync('.').join(','));",
-  ].join("\n"),
-  typescript: [
-    "const own = (o: object): string => Object.getOwnPropertyNames(o).sort().join(',');",
-    "console.log(own(globalThis));",
-    "console.log(require('fs').readdirSync('.').join(','));",
-  ].join("\n"),
-  bash: 'echo "[$_][$?][$LINENO]"; set | grep -v -e ^RANDOM= -e ^SECONDS= -e ^EPOCH; declare -p | grep -v RANDOM; ls -A',
-} as const;
-type Lang = keyof typeof FINGERPRINT;
 const LANGS = Object.keys(FINGERPRINT) as Lang[];
 
 let rt: Runtime;
