@@ -14,7 +14,13 @@ import { hostname } from "node:os";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type ConnectionOptions, type Job, UnrecoverableError, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { type Caller, PolyboxError, type SandboxEvents, type SandboxService } from "../index.js";
+import {
+  type Caller,
+  type LogFn,
+  PolyboxError,
+  type SandboxEvents,
+  type SandboxService,
+} from "../index.js";
 import { LocalClients } from "./local.js";
 import {
   CANCEL_CHANNEL,
@@ -49,6 +55,8 @@ export interface ClusterOptions {
   nodeId?: string;
   /** Its record's lifetime without a heartbeat; also how long a dead node's jobs stay locked (default 10 s). */
   ttlMs?: number;
+  /** Where the node says what went wrong while it stops (default: the service's runtime's log). */
+  log?: LogFn;
 }
 
 export const DEFAULT_TTL_MS = 10_000;
@@ -58,6 +66,11 @@ const CALL_TIMEOUT_MS = 24 * 3600_000;
 const LOG_EVERY_MS = 500;
 /** How long a routed job's logs and reference are kept after it ends. */
 export const JOB_KEEP_MS = 3600_000;
+/**
+ * How long one Redis call may take while the node stops. ioredis queues a command while it
+ * reconnects, and retries for ever: without a bound, a node whose Redis is gone never stops.
+ */
+const STOP_CALL_MS = 3000;
 
 export class ClusterNode {
   readonly id: string;
@@ -78,6 +91,13 @@ export class ClusterNode {
   private slotsFree = 0;
   private runs = 0;
   private readonly slotWaiters: (() => void)[] = [];
+  /** Jobs taken from the queues and not yet done with here (waiting for a slot, or running). */
+  private taken = 0;
+  /** Set once a Redis call made while stopping went unanswered: the rest do without Redis. */
+  private redisLost = false;
+  /** Where Redis is, for what the node says about it (never the password). */
+  private readonly redisAt: string;
+  private log: LogFn | undefined;
 
   constructor(options: ClusterOptions) {
     if (options.secret === "") {
@@ -92,7 +112,10 @@ export class ClusterNode {
     }
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.secret = digest(options.secret);
-    this.registry = new Registry(redisOptions(options.url));
+    const redis = redisOptions(options.url);
+    this.redisAt = `${redis.host}:${redis.port}`;
+    this.registry = new Registry(redis);
+    this.log = options.log;
   }
 
   /** What the service must be told: sandboxes this node opens are recorded before they answer. */
@@ -126,6 +149,8 @@ export class ClusterNode {
     version: string,
   ): Promise<void> {
     this.service = service;
+    // A Runtime has a log (the CLI's writes to stderr); the node speaks through it unless told.
+    this.log ??= (service.runtime as { log?: LogFn }).log;
     this.address = address.replace(/\/mcp$/, "").replace(/\/$/, "");
     this.clients = new LocalClients(makeServer);
     this.startedAt = Date.now();
@@ -160,32 +185,112 @@ export class ClusterNode {
   /**
    * Stops taking work and lets what it has finish, for at most `graceMs`: runs in progress,
    * and sandboxes still open (their clients may finish with them). Routers stop sending new
-   * sandboxes as soon as the record says draining.
+   * sandboxes as soon as the record says draining. Without Redis it still returns within
+   * `graceMs`: its own runs end here whether or not their results can be written there.
    */
   async drain(graceMs: number): Promise<void> {
     this.draining = true;
-    await this.beatNow().catch(() => {});
     const deadline = Date.now() + graceMs;
     const left = () => Math.max(0, deadline - Date.now());
-    const closing = Promise.all(this.workers.map((w) => w.close()));
-    const timedOut = await Promise.race([
-      closing.then(() => false),
-      delay(left()).then(() => true),
-    ]);
-    if (timedOut) await Promise.all(this.workers.map((w) => w.close(true)));
+    await this.redisCall(
+      this.beatNow(),
+      "marking this node draining",
+      Math.min(STOP_CALL_MS, left()),
+    );
+    // Takes no new job; the jobs taken run to their end, and (with Redis) their results are written.
+    let closed = false;
+    void Promise.allSettled(this.workers.map((w) => w.close())).then(() => {
+      closed = true;
+    });
+    while (!closed && left() > 0) {
+      // A worker's close waits on Redis. Without Redis, the runs taken ending here is all there is.
+      if (this.taken === 0 && !this.redisUp()) {
+        const ms = Math.min(STOP_CALL_MS, left());
+        if (
+          this.redisLost ||
+          !(await this.redisCall(this.registry.redis.ping(), "closing the job queues", ms))
+        )
+          break;
+      }
+      await delay(Math.min(100, left()));
+    }
     while (this.open.size > 0 && left() > 0) await delay(Math.min(250, left()));
   }
 
+  /**
+   * Leaves the cluster: aborts what still runs, closes the queues and the Redis connections.
+   * Each Redis call is bounded; when Redis does not answer, its connections are dropped instead,
+   * and the node's record and its jobs' locks expire by themselves.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.heart) clearInterval(this.heart);
     for (const c of this.running.values()) c.abort();
-    await Promise.allSettled(this.workers.map((w) => w.close(true)));
+    // A worker closed by drain() keeps that close (BullMQ answers a later close with it), which
+    // waits for the runs just aborted to end and be written to Redis.
+    const closing = Promise.allSettled(this.workers.map((w) => w.close(true)));
+    const workersClosed =
+      !this.redisLost &&
+      (await Promise.race([closing.then(() => true), delay(STOP_CALL_MS).then(() => false)]));
     await this.clients?.close();
-    await this.subscriber?.quit().catch(() => {});
-    await this.registry.leave(this.id).catch(() => {});
-    await this.registry.close();
+    if (!workersClosed) this.dropWorkers();
+    const subscriber = this.subscriber;
+    if (
+      subscriber &&
+      (this.redisLost || !(await this.redisCall(subscriber.quit(), "unsubscribing")))
+    )
+      subscriber.disconnect();
+    const left =
+      !this.redisLost &&
+      (await this.redisCall(this.registry.leave(this.id), "leaving the cluster"));
+    if (!left || !(await this.redisCall(this.registry.close(), "disconnecting")))
+      this.registry.redis.disconnect();
+  }
+
+  /** Whether the registry's connection to Redis is up now. */
+  private redisUp(): boolean {
+    return this.registry.redis.status === "ready";
+  }
+
+  /**
+   * Waits for a Redis call made while stopping, at most `ms`: true if it was answered, false if
+   * it failed or Redis did not answer in time (then Redis counts as lost, and says so once).
+   */
+  private async redisCall(
+    call: Promise<unknown>,
+    what: string,
+    ms = STOP_CALL_MS,
+  ): Promise<boolean> {
+    const failure = await Promise.race([
+      call.then(
+        () => null,
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      ),
+      delay(ms).then(() => `no answer within ${ms / 1000} s`),
+    ]);
+    if (failure !== null) this.lostRedis(`${what}: ${failure}`);
+    return failure === null;
+  }
+
+  private lostRedis(why: string): void {
+    if (this.redisLost) return;
+    this.redisLost = true;
+    this.log?.(
+      "warn",
+      `cluster node ${this.id}: Redis at ${this.redisAt} is unreachable (${why}); stopping without it: routers may not see this node draining, and its record and the locks of the jobs it took expire by themselves`,
+    );
+  }
+
+  /** Drops the queues' Redis connections, without waiting for Redis to answer. */
+  private dropWorkers(): void {
+    for (const w of this.workers) {
+      const backend = w.getBackend();
+      for (const client of [backend.client, backend.blockingClient]) {
+        // Resolved long ago for a worker that started; one that did not has nothing to drop.
+        void client?.then((c) => c.disconnect()).catch(() => {});
+      }
+    }
   }
 
   private record(): NodeRecord {
@@ -277,6 +382,15 @@ export class ClusterNode {
   }
 
   private async process(job: Job<RunJobData>): Promise<unknown> {
+    this.taken++;
+    try {
+      return await this.processTaken(job);
+    } finally {
+      this.taken--;
+    }
+  }
+
+  private async processTaken(job: Job<RunJobData>): Promise<unknown> {
     const data = job.data;
     if (data.startedBy !== undefined && data.startedBy !== this.id) {
       // It was running on a node that stopped; what it did there is unknown, so it is not rerun.
