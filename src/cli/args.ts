@@ -38,6 +38,8 @@ export interface Flags {
   concurrency?: number;
   maxSandboxes?: number;
   maxSandboxesPerClient?: number;
+  /** Named sandboxes one client may keep in the data dir, open or not. */
+  maxNamedSandboxesPerClient?: number;
   maxRunsPerClient?: number;
   /** Largest MCP tool response, in bytes. */
   maxResponseBytes?: number;
@@ -152,6 +154,7 @@ const FLAGS: Record<string, FlagSpec> = {
   concurrency: { kind: "int", key: "concurrency", on: SERVERS },
   "max-sandboxes": { kind: "int", key: "maxSandboxes", on: SERVERS },
   "max-sandboxes-per-client": { kind: "int", key: "maxSandboxesPerClient", on: SERVERS },
+  "max-named-sandboxes": { kind: "int", key: "maxNamedSandboxesPerClient", on: SERVERS },
   "max-runs-per-client": { kind: "int", key: "maxRunsPerClient", on: SERVERS },
   "max-response": { kind: "size", key: "maxResponseBytes", on: SERVERS },
   "inline-output": { kind: "size", key: "inlineOutputBytes", on: SERVERS },

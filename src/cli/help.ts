@@ -79,6 +79,7 @@ Server (mcp, serve):
   --max-sandboxes=64            sandboxes open at once, all clients together
   --max-sandboxes-per-client=N  sandboxes one client may have open (default: serve a quarter of
                                 --max-sandboxes; mcp, whose one client is the only one, all of them)
+  --max-named-sandboxes=100     named sandboxes one client may keep in the data dir, open or not
   --max-runs-per-client=N       runs one client may have running or queued (default: serve a
                                 quarter of concurrency + queue; mcp all of them)
   --max-response=8M             largest tool response sent; past it images and displays are left

@@ -103,6 +103,9 @@ export function serviceOptions(
     ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
     ...(flags.maxSandboxes !== undefined ? { maxSandboxes: flags.maxSandboxes } : {}),
     maxSandboxesPerClient: flags.maxSandboxesPerClient ?? share(command, maxSandboxes),
+    ...(flags.maxNamedSandboxesPerClient !== undefined
+      ? { maxNamedSandboxesPerClient: flags.maxNamedSandboxesPerClient }
+      : {}),
     maxRunsPerClient:
       flags.maxRunsPerClient ?? share(command, concurrency + defaultQueueLimit(concurrency)),
     ...(flags.idleTimeoutMs !== undefined ? { idleTimeoutMs: flags.idleTimeoutMs } : {}),

@@ -17,6 +17,7 @@ import type { Language } from "./types.js";
 
 export const DEFAULT_MAX_SANDBOXES = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_MAX_NAMED_SANDBOXES_PER_CLIENT = 100;
 
 export interface SandboxManagerOptions {
   runtime: SandboxRuntime;
@@ -24,6 +25,11 @@ export interface SandboxManagerOptions {
   maxSandboxes?: number;
   /** Sandboxes one account may have open at once (default: `maxSandboxes`). */
   maxSandboxesPerClient?: number;
+  /**
+   * Named sandboxes one scope may keep in the data directory, open or not (default 100): a
+   * name not there yet is refused past it, until one is deleted.
+   */
+  maxNamedSandboxesPerClient?: number;
   /** A sandbox unused this long is closed (default 30 min; 0 = never). Runs and queued ones count as use. */
   idleTimeoutMs?: number;
   /** A sandbox open this long is closed whatever it is doing (default 0 = no limit). */
@@ -95,6 +101,7 @@ const REMEMBERED_CLOSED = 1000;
 export class SandboxManager {
   readonly maxSandboxes: number;
   readonly maxSandboxesPerClient: number;
+  readonly maxNamedSandboxesPerClient: number;
   readonly idleTimeoutMs: number;
   private readonly runtime: SandboxRuntime;
   private readonly now: () => number;
@@ -109,6 +116,8 @@ export class SandboxManager {
   private readonly events: SandboxEvents | undefined;
   /** Named sandboxes being opened, by scope and name, so two calls share one open. */
   private readonly opening = new Map<string, Promise<Sandbox>>();
+  /** The last named open or fork of each scope: they take turns, so each counts the ones before. */
+  private readonly namedTurns = new Map<string, Promise<void>>();
   private liveWrites: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout | null;
   private creating = 0;
@@ -119,6 +128,8 @@ export class SandboxManager {
     this.runtime = options.runtime;
     this.maxSandboxes = options.maxSandboxes ?? DEFAULT_MAX_SANDBOXES;
     this.maxSandboxesPerClient = options.maxSandboxesPerClient ?? this.maxSandboxes;
+    this.maxNamedSandboxesPerClient =
+      options.maxNamedSandboxesPerClient ?? DEFAULT_MAX_NAMED_SANDBOXES_PER_CLIENT;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.maxLifetimeMs = options.maxLifetimeMs ?? 0;
     this.recordLive = options.recordLive ?? false;
@@ -134,6 +145,12 @@ export class SandboxManager {
       throw new PolyboxError(
         "INVALID_ARGUMENT",
         `maxSandboxesPerClient must be a positive integer, got ${this.maxSandboxesPerClient}`,
+      );
+    }
+    if (!Number.isInteger(this.maxNamedSandboxesPerClient) || this.maxNamedSandboxesPerClient < 1) {
+      throw new PolyboxError(
+        "INVALID_ARGUMENT",
+        `maxNamedSandboxesPerClient must be a positive integer, got ${this.maxNamedSandboxesPerClient}`,
       );
     }
     if (!(this.maxLifetimeMs >= 0)) {
@@ -182,14 +199,16 @@ export class SandboxManager {
     const key = `${scope}\0${name}`;
     const pending = this.opening.get(key);
     if (pending) return pending;
-    const opened = this.admit(by, options.defaultLanguage, () =>
-      Sandbox.open(name, {
-        runtime: this.runtime,
-        scope,
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(options.engine ? { engine: options.engine } : {}),
-        ...(options.net ? { net: options.net } : {}),
-      }),
+    const opened = this.namedTurn(scope, name, () =>
+      this.admit(by, options.defaultLanguage, () =>
+        Sandbox.open(name, {
+          runtime: this.runtime,
+          scope,
+          ...(options.limits ? { limits: options.limits } : {}),
+          ...(options.engine ? { engine: options.engine } : {}),
+          ...(options.net ? { net: options.net } : {}),
+        }),
+      ),
     ).finally(() => this.opening.delete(key));
     this.opening.set(key, opened);
     return opened;
@@ -260,6 +279,57 @@ export class SandboxManager {
       const left = (this.creatingBy.get(account) ?? 1) - 1;
       if (left > 0) this.creatingBy.set(account, left);
       else this.creatingBy.delete(account);
+    }
+  }
+
+  /**
+   * Runs `open`, which opens or makes the named sandbox `name` of `scope` (Sandbox.open, or a
+   * fork to that name), after the scope's earlier ones, if `maxNamedSandboxesPerClient` allows:
+   * a name the data directory does not hold yet is one more. What an open that failed left of
+   * a name that was not there is removed.
+   */
+  async namedTurn<T>(scope: string, name: string, open: () => Promise<T>): Promise<T> {
+    const state = this.runtime.state;
+    const dir = state.sandboxDir(scope, name);
+    const before = this.namedTurns.get(scope) ?? Promise.resolve();
+    let done!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const turn = before.then(() => gate);
+    this.namedTurns.set(scope, turn);
+    await before;
+    let made = false;
+    try {
+      await state.init();
+      // Unreadable metadata is the open's to report, as it was before there was a cap.
+      const known = await state.readMeta(dir).then(
+        (meta) => meta !== null,
+        () => true,
+      );
+      if (!known) {
+        made = true;
+        const count = await state.countNamed(scope);
+        if (count >= this.maxNamedSandboxesPerClient) {
+          throw new PolyboxError(
+            "TOO_MANY_SANDBOXES",
+            `this client keeps ${count} named sandboxes, open or not, the most one client may keep (maxNamedSandboxesPerClient=${this.maxNamedSandboxesPerClient}); delete one first (close it with delete: true, or Sandbox.deleteNamed): a named sandbox that is only closed still counts`,
+            {
+              details: {
+                limit: "maxNamedSandboxesPerClient",
+                value: this.maxNamedSandboxesPerClient,
+              },
+            },
+          );
+        }
+      }
+      return await open();
+    } catch (error) {
+      if (made) await state.dropUnmade(dir).catch(() => undefined);
+      throw error;
+    } finally {
+      done();
+      if (this.namedTurns.get(scope) === turn) this.namedTurns.delete(scope);
     }
   }
 

@@ -45,6 +45,8 @@ export interface ServiceOptions {
   maxSandboxes?: number;
   /** Sandboxes one client (account) may have open at once (default: maxSandboxes). */
   maxSandboxesPerClient?: number;
+  /** Named sandboxes one client (scope) may keep in the data directory, open or not (default 100). */
+  maxNamedSandboxesPerClient?: number;
   /** Runs one client may have running or queued at once (default: the whole queue). */
   maxRunsPerClient?: number;
   idleTimeoutMs?: number;
@@ -157,6 +159,9 @@ export class SandboxService {
       ...(options.maxSandboxes !== undefined ? { maxSandboxes: options.maxSandboxes } : {}),
       ...(options.maxSandboxesPerClient !== undefined
         ? { maxSandboxesPerClient: options.maxSandboxesPerClient }
+        : {}),
+      ...(options.maxNamedSandboxesPerClient !== undefined
+        ? { maxNamedSandboxesPerClient: options.maxNamedSandboxesPerClient }
         : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     });
@@ -530,13 +535,19 @@ export class SandboxService {
     const from =
       source.sandboxId !== undefined ? this.sandbox(caller, source.sandboxId) : source.snapshotId!;
     const by = { owner: caller.owner, account: accountOf(caller) };
-    const sandbox = await this.sandboxes.admit(by, language, () =>
-      Sandbox.fork(from, {
-        runtime: this.runtime,
-        scope: scopeOf(caller),
-        ...(options.name !== undefined ? { name: options.name } : {}),
-      }),
-    );
+    const scope = scopeOf(caller);
+    const fork = () =>
+      this.sandboxes.admit(by, language, () =>
+        Sandbox.fork(from, {
+          runtime: this.runtime,
+          scope,
+          ...(options.name !== undefined ? { name: options.name } : {}),
+        }),
+      );
+    // A fork to a name is a new named sandbox: it counts against maxNamedSandboxesPerClient.
+    const sandbox = await (options.name === undefined
+      ? fork()
+      : this.sandboxes.namedTurn(scope, options.name, fork));
     return this.sandboxes.info(sandbox.id, caller.owner);
   }
 

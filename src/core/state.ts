@@ -36,6 +36,11 @@ const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const SNAPSHOT_ID = /^snap-[0-9a-f]{32}$/;
 /** How many ids of ephemeral sandboxes of dead processes are remembered, to say "lost". */
 const REMEMBERED_LOST = 1000;
+/**
+ * What a named sandbox holds besides its files, as counted against the quota (with its
+ * meta.json's bytes): its directory, and the workspace/ and staging/ directories in it.
+ */
+export const NAMED_SANDBOX_COST_BYTES = 3 * DIR_COST_BYTES;
 
 /**
  * The per-user state directory: `$XDG_STATE_HOME/polybox` (else `~/.local/state/polybox`) on
@@ -146,6 +151,8 @@ export class DataDir {
   private objectBytes = 0;
   /** Bytes of each named workspace (by directory), loaded or not. */
   private readonly workspaceBytes = new Map<string, number>();
+  /** Bytes of each named sandbox's own entries (by directory): see NAMED_SANDBOX_COST_BYTES. */
+  private readonly namedBytes = new Map<string, number>();
   /** Named sandboxes this process has open. */
   private readonly held = new Set<string>();
   /** Ids of ephemeral sandboxes of dead processes, with their scope's hash. */
@@ -169,6 +176,7 @@ export class DataDir {
   get usedBytes(): number {
     let n = this.objectBytes;
     for (const b of this.workspaceBytes.values()) n += b;
+    for (const b of this.namedBytes.values()) n += b;
     return n;
   }
 
@@ -201,6 +209,8 @@ export class DataDir {
       for (const name of await names(this.p("scopes", scope, "sandboxes"))) {
         const dir = this.p("scopes", scope, "sandboxes", name);
         this.workspaceBytes.set(dir, await treeBytes(path.join(dir, "workspace"), DIR_COST_BYTES));
+        const meta = await fs.lstat(path.join(dir, "meta.json")).catch(() => null);
+        if (meta) this.namedBytes.set(dir, NAMED_SANDBOX_COST_BYTES + meta.size);
       }
     }
     await this.collectDead();
@@ -238,10 +248,17 @@ export class DataDir {
     return JSON.parse(text) as SandboxMeta;
   }
 
-  /** Makes a named sandbox's directory and its metadata, atomically. */
+  /**
+   * Makes a named sandbox's directory and its metadata, atomically. Its entries count against
+   * `dataDirQuotaBytes` (NAMED_SANDBOX_COST_BYTES and the metadata's bytes).
+   */
   async createNamed(dir: string, meta: SandboxMeta): Promise<void> {
+    const text = `${JSON.stringify(meta, null, 2)}\n`;
+    const cost = NAMED_SANDBOX_COST_BYTES + Buffer.byteLength(text);
+    this.check(cost);
     await fs.mkdir(path.join(dir, "workspace"), { recursive: true });
-    await writeAtomic(path.join(dir, "meta.json"), `${JSON.stringify(meta, null, 2)}\n`);
+    await writeAtomic(path.join(dir, "meta.json"), text);
+    this.namedBytes.set(dir, cost);
     this.workspaceBytes.set(dir, this.workspaceBytes.get(dir) ?? 0);
   }
 
@@ -254,6 +271,27 @@ export class DataDir {
       if (meta) out.push(meta);
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** How many named sandboxes a scope has, open or not: the directories with metadata. */
+  async countNamed(scope: string): Promise<number> {
+    const base = path.join(this.scopeDir(scope), "sandboxes");
+    let n = 0;
+    for (const name of await names(base)) if (await exists(path.join(base, name, "meta.json"))) n++;
+    return n;
+  }
+
+  /**
+   * Removes what an open that failed before writing the metadata left of a named sandbox (its
+   * directory, perhaps an empty workspace): nothing lists it, nothing can delete it. A
+   * directory with metadata, or with a lock (another process making it), stays.
+   */
+  async dropUnmade(dir: string): Promise<void> {
+    if (this.held.has(dir)) return;
+    if ((await exists(path.join(dir, "meta.json"))) || (await exists(path.join(dir, "lock"))))
+      return;
+    await fs.rm(dir, { recursive: true, force: true });
+    this.workspaceBytes.delete(dir);
   }
 
   bytesOf(dir: string): number {
@@ -295,6 +333,7 @@ export class DataDir {
   async deleteNamed(scope: string, dir: string, sandboxId: string): Promise<void> {
     await fs.rm(dir, { recursive: true, force: true });
     this.workspaceBytes.delete(dir);
+    this.namedBytes.delete(dir);
     await this.dropSnapshotsOf(scope, sandboxId);
   }
 

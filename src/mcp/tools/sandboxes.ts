@@ -2,7 +2,8 @@
 // install_package. A sandbox is a workspace plus per-language interpreter state, named by id.
 
 import { z } from "zod";
-import { type ManagedSandboxInfo, PolyboxError } from "../../index.js";
+import { type ManagedSandboxInfo, type NamedSandboxInfo, PolyboxError } from "../../index.js";
+import { responseBytes } from "../budget.js";
 import { iso, result } from "../render.js";
 import { argSchemas } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
@@ -32,7 +33,19 @@ export const sandboxShape = z.object({
   }),
 });
 
-export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
+/** Sandboxes get_sandbox_status lists at a time unless asked for fewer or more. */
+const STATUS_PAGE = 50;
+const MAX_STATUS_PAGE = 500;
+
+const storedShape = z.object({
+  name: z.string(),
+  sandbox_id: z.string(),
+  engine: z.enum(["wasm", "native"]),
+  created_at: z.string(),
+  bytes: z.number(),
+});
+
+export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext): ToolDef[] {
   const a = argSchemas(service.runtime.maxLimits);
   const max = service.runtime.maxLimits;
   return [
@@ -154,26 +167,44 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
     tool({
       name: "get_sandbox_status",
       title: "Sandbox status",
-      description:
-        "Status of one of your sandboxes (with sandbox_id) or of all of them: age, last use, languages used, file count and bytes, and when it will be closed for idleness; and your named sandboxes that are stored but not open. Other clients' sandboxes are never shown. Also the server's load.",
-      input: { sandbox_id: a.sandboxId.optional() },
+      description: `Status of one of your sandboxes (with sandbox_id) or of all of them: age, last use, languages used, file count and bytes, and when it will be closed for idleness; and your named sandboxes that are stored but not open. Other clients' sandboxes are never shown. Also the server's load. The list of all comes in pages (open sandboxes first, oldest first, then stored ones by name), ${STATUS_PAGE} at a time unless limit says otherwise: when next_cursor is not null, call again with it as cursor for the rest.`,
+      input: {
+        sandbox_id: a.sandboxId.optional(),
+        cursor: z
+          .string()
+          .max(1024)
+          .optional()
+          .describe(
+            "Without sandbox_id: the next_cursor an earlier answer gave, for the next page",
+          ),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_STATUS_PAGE)
+          .optional()
+          .describe(
+            `Without sandbox_id: sandboxes per page (default ${STATUS_PAGE}; fewer when the answer would pass the server's response limit)`,
+          ),
+      },
       output: {
         sandboxes: z.array(sandboxShape),
         stored: z
-          .array(
-            z.object({
-              name: z.string(),
-              sandbox_id: z.string(),
-              engine: z.enum(["wasm", "native"]),
-              created_at: z.string(),
-              bytes: z.number(),
-            }),
-          )
+          .array(storedShape)
           .describe(
             "Your named sandboxes kept on disk and not open: create_sandbox with the name opens one",
           ),
+        next_cursor: z
+          .string()
+          .nullable()
+          .describe(
+            "More sandboxes follow: pass this as cursor to get them; null on the last page",
+          ),
         max_sandboxes: z.number().describe("Sandboxes the server keeps open, all clients together"),
         max_sandboxes_per_client: z.number().describe("Sandboxes one client may have open"),
+        max_named_sandboxes_per_client: z
+          .number()
+          .describe("Named sandboxes one client may keep, open or stored"),
         running_runs: z.number(),
         queued_runs: z.number(),
         concurrency: z.number(),
@@ -184,41 +215,62 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
         idempotentHint: true,
         openWorldHint: false,
       },
-      run: async ({ sandbox_id }) => {
-        const list = service.sandboxStatus(caller, sandbox_id).map(describe);
-        const stored =
-          sandbox_id === undefined
-            ? (await service.storedSandboxes(caller)).map((n) => ({
-                name: n.name,
-                sandbox_id: n.id,
-                engine: n.engine,
-                created_at: iso(n.createdAt)!,
-                bytes: n.bytes,
-              }))
-            : [];
+      run: async ({ sandbox_id, cursor, limit }) => {
+        const open = service.sandboxStatus(caller, sandbox_id);
+        const stored = sandbox_id === undefined ? await service.storedSandboxes(caller) : [];
+        const rows = listing(open, stored);
+        const from = cursor === undefined || sandbox_id !== undefined ? 0 : resume(rows, cursor);
         const s = service.scheduler;
-        const lines = [
-          `${list.length} sandbox${list.length === 1 ? "" : "es"} of yours (max ${service.sandboxes.maxSandboxesPerClient} per client, ${service.sandboxes.maxSandboxes} in all); runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
-        ];
-        for (const b of list) {
-          lines.push(
-            `${b.name ? `"${b.name}" ` : ""}${b.sandbox_id}: ${b.file_count} files, ${b.bytes} bytes, languages [${b.languages.join(", ")}], age ${b.age_seconds} s, idle ${b.idle_seconds} s${b.running ? ", running" : ""}`,
+        const m = service.sandboxes;
+        const answer = (page: Row[], next: string | null) => {
+          const sandboxes = page.flatMap((r) => (r.open ? [describe(r.open)] : []));
+          const kept = page.flatMap((r) => (r.stored ? [describeStored(r.stored)] : []));
+          const lines = [
+            `${open.length} sandbox${open.length === 1 ? "" : "es"} of yours open (max ${m.maxSandboxesPerClient} per client, ${m.maxSandboxes} in all)${sandbox_id === undefined ? `, ${stored.length} named stored (max ${m.maxNamedSandboxesPerClient} named per client, open or not)` : ""}; runs: ${s.running} running, ${s.queued} queued (concurrency ${s.concurrency})`,
+          ];
+          for (const b of sandboxes) {
+            lines.push(
+              `${b.name ? `"${b.name}" ` : ""}${b.sandbox_id}: ${b.file_count} files, ${b.bytes} bytes, languages [${b.languages.join(", ")}], age ${b.age_seconds} s, idle ${b.idle_seconds} s${b.running ? ", running" : ""}`,
+            );
+          }
+          for (const n of kept)
+            lines.push(`"${n.name}" (stored, not open): ${n.bytes} bytes, created ${n.created_at}`);
+          if (next !== null || from > 0)
+            lines.push(
+              (page.length === 0
+                ? `nothing after this cursor (${rows.length} in all)`
+                : `listed ${from + 1} to ${from + page.length} of ${rows.length}`) +
+                (next === null ? "" : `; the rest: get_sandbox_status with cursor "${next}"`),
+            );
+          return result(
+            {
+              sandboxes,
+              stored: kept,
+              next_cursor: next,
+              max_sandboxes: m.maxSandboxes,
+              max_sandboxes_per_client: m.maxSandboxesPerClient,
+              max_named_sandboxes_per_client: m.maxNamedSandboxesPerClient,
+              running_runs: s.running,
+              queued_runs: s.queued,
+              concurrency: s.concurrency,
+            },
+            lines.join("\n"),
+          );
+        };
+        // One sandbox's status is never paged; a listing is, and shrinks to fit the response limit.
+        let take = sandbox_id === undefined ? (limit ?? STATUS_PAGE) : rows.length;
+        for (;;) {
+          const page = rows.slice(from, from + take);
+          const more = from + page.length < rows.length;
+          const built = answer(page, more ? cursorOf(page.at(-1)!) : null);
+          const size = responseBytes(built);
+          if (size <= maxResponseBytes || page.length <= 1 || sandbox_id !== undefined)
+            return built;
+          take = Math.max(
+            1,
+            Math.min(page.length - 1, Math.floor((page.length * maxResponseBytes) / size)),
           );
         }
-        for (const n of stored)
-          lines.push(`"${n.name}" (stored, not open): ${n.bytes} bytes, created ${n.created_at}`);
-        return result(
-          {
-            sandboxes: list,
-            stored,
-            max_sandboxes: service.sandboxes.maxSandboxes,
-            max_sandboxes_per_client: service.sandboxes.maxSandboxesPerClient,
-            running_runs: s.running,
-            queued_runs: s.queued,
-            concurrency: s.concurrency,
-          },
-          lines.join("\n"),
-        );
       },
     }),
     tool({
@@ -265,6 +317,73 @@ export function sandboxTools({ service, caller }: ToolContext): ToolDef[] {
       },
     }),
   ];
+}
+
+/** One line of the listing: an open sandbox, or a named one stored and not open. */
+interface Row {
+  open?: ManagedSandboxInfo;
+  stored?: NamedSandboxInfo;
+  key: Key;
+}
+
+/** Where a row sorts: open ones by creation then id, then stored ones by name. */
+type Key = ["open", number, string] | ["stored", string];
+
+function listing(open: ManagedSandboxInfo[], stored: NamedSandboxInfo[]): Row[] {
+  const rows: Row[] = [
+    ...open.map((o): Row => ({ open: o, key: ["open", o.createdAt, o.id] })),
+    ...stored.map((n): Row => ({ stored: n, key: ["stored", n.name] })),
+  ];
+  return rows.sort((x, y) => compare(x.key, y.key));
+}
+
+function compare(a: Key, b: Key): number {
+  if (a[0] !== b[0]) return a[0] === "open" ? -1 : 1;
+  if (a[0] === "open" && b[0] === "open")
+    return a[1] !== b[1] ? a[1] - b[1] : a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0;
+  return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+}
+
+/**
+ * A cursor names the last row a page held, so the next page starts after it even when
+ * sandboxes opened or closed in between (none is listed twice, none that stayed is skipped).
+ */
+function cursorOf(row: Row): string {
+  return Buffer.from(JSON.stringify(row.key)).toString("base64url");
+}
+
+/** Where the page after `cursor` starts. */
+function resume(rows: Row[], cursor: string): number {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    key = null;
+  }
+  const valid =
+    Array.isArray(key) &&
+    ((key.length === 3 &&
+      key[0] === "open" &&
+      typeof key[1] === "number" &&
+      typeof key[2] === "string") ||
+      (key.length === 2 && key[0] === "stored" && typeof key[1] === "string"));
+  if (!valid)
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      "cursor is not one get_sandbox_status gave (pass next_cursor from its last answer, or no cursor for the first page)",
+    );
+  const at = rows.findIndex((r) => compare(r.key, key as Key) > 0);
+  return at < 0 ? rows.length : at;
+}
+
+function describeStored(n: NamedSandboxInfo) {
+  return {
+    name: n.name,
+    sandbox_id: n.id,
+    engine: n.engine,
+    created_at: iso(n.createdAt)!,
+    bytes: n.bytes,
+  };
 }
 
 export function describe(info: ManagedSandboxInfo) {
