@@ -9,6 +9,7 @@ import type { PolyboxError } from "../index.js";
 const FLAGS: Record<string, string> = {
   maxSandboxes: "--max-sandboxes",
   maxSandboxesPerClient: "--max-sandboxes-per-client",
+  maxNamedSandboxesPerClient: "--max-named-sandboxes",
   concurrency: "--concurrency",
   maxRunsPerClient: "--max-runs-per-client",
   rateLimit: "--rate-limit",
@@ -67,7 +68,10 @@ export function toolHint(error: PolyboxError): string | undefined {
   const advice = ((): string | undefined => {
     switch (error.code) {
       case "TOO_MANY_SANDBOXES":
-        return "close one with close_sandbox";
+        // A closed named sandbox still counts: only deleting one frees its place.
+        return error.details?.limit === "maxNamedSandboxesPerClient"
+          ? "delete a named sandbox with close_sandbox and delete: true"
+          : "close one with close_sandbox";
       case "SANDBOX_NOT_FOUND":
         return "use a sandbox_id returned by create_sandbox (get_sandbox_status lists yours), or omit sandbox_id for a one-shot run";
       case "SANDBOX_EXPIRED":
