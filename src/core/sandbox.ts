@@ -930,7 +930,9 @@ export class Sandbox {
       return { status: result.status, message: result.message, filesChanged: [] };
     }
     try {
-      const filesChanged = await this.workspace.apply(result.changes, deadline);
+      // Files the host cannot store under the guest's names are dropped with a note.
+      result.notes ??= [];
+      const filesChanged = await this.workspace.apply(result.changes, deadline, result.notes);
       this.synced.set(language, stateLost || session === null ? null : this.workspace.generation);
       return { status: result.status, message: result.message, filesChanged };
     } catch (error) {

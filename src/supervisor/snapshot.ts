@@ -171,7 +171,12 @@ export function runBuilder(script: string, scriptArgs: string[], outFile: string
     ...scriptArgs,
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: {}, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, args, {
+      env: {},
+      stdio: ["ignore", "ignore", "pipe"],
+      // As the engine hosts (wasm-host.ts): a console of its own on Windows.
+      ...(process.platform === "win32" ? { detached: true, windowsHide: true } : {}),
+    });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();

@@ -266,6 +266,9 @@ export class WasmHost {
       },
       stdio: ["ignore", "ignore", "pipe", "ipc"],
       serialization: "advanced",
+      // On Windows a host that shares a console whose title is empty (one an MCP client started
+      // hidden) aborts at start in Node's process_title assertion: it gets a console of its own.
+      ...(process.platform === "win32" ? { detached: true, windowsHide: true } : {}),
     });
     this.child = child;
     this.generation++;
