@@ -9,9 +9,8 @@
 //   - bytes held in the shell's file system (workspace and /tmp): `workspaceQuotaBytes`;
 //   - wall time: `timeoutMs`.
 // Output to the caller is not a just-bash budget at all: the worker's OutputSink applies
-// `maxOutputBytes` to what the script writes to its own stdout and stderr. just-bash hands that
-// output over only when the script ends, so a script that prints forever is stopped by
-// `timeoutMs` (or `memoryMb`), not at `maxOutputBytes`; what reaches the caller stays capped.
+// `maxOutputBytes` to what the script writes to its own stdout and stderr, which just-bash hands
+// over as each statement ends (engine.ts); a script that prints past the cap is stopped there.
 
 import type { BashOptions } from "just-bash";
 import type { EngineStatus, RunLimits } from "../../../protocol/messages.js";

@@ -206,19 +206,25 @@ async function createInstance(): Promise<Engine> {
         // curl and wget: every request goes to the trusted side, which decides.
         fetch: bridgedFetch(run),
       });
+      // What the script writes to its own stdout and stderr goes to the run's output as each
+      // statement ends (inside loops, functions and groups too), not when the script does: the
+      // caller sees it live, and what was printed before a timeout, a cancel or a limit stopped
+      // the script is kept. What just-bash hands back at the end is only what remains (the
+      // message of the limit that stopped it).
+      const onOutput = (stream: "stdout" | "stderr", text: string) =>
+        run.output.write(stream, stream === "stderr" ? withoutTuningHint(text) : text);
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
-        // just-bash drops the output of a top-level script it stops (timeout, cancel) but keeps a
-        // compound command's, so the script runs as one group. The brace shares the first line,
-        // so line numbers in messages stay right.
+        // The script runs as one group, whose first line also assigns the last run's unexported
+        // variables; the probe after it records which variables the script left exported. The
+        // brace shares the first line, so line numbers stay right.
         const script = request.code.replace(/\r\n/g, "\n");
-        // The last run's unexported variables are assigned on that first line too, and the
-        // probe after the group records which variables the script left exported.
         const code = `{ ${shell.assignments()}${runnablePrefix(script) ?? script}\n}\n${EXPORTS_PROBE} $?`;
         const result = await bash.exec(code, {
           signal: abort.signal,
           rawScript: true,
           stdin: request.stdin,
+          onOutput,
         });
         const verdict =
           result.exitCode === 126 || result.exitCode === 124
@@ -238,6 +244,7 @@ async function createInstance(): Promise<Engine> {
             rawScript: true,
             env,
             ...(env.PWD ? { cwd: env.PWD } : {}),
+            onOutput,
           });
           run.output.write("stdout", after.stdout);
           run.output.write("stderr", withoutTuningHint(after.stderr));
