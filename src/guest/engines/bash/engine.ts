@@ -215,15 +215,16 @@ async function createInstance(): Promise<Engine> {
         run.output.write(stream, stream === "stderr" ? withoutTuningHint(text) : text);
       try {
         // A script saved on Windows ends its lines with \r\n; bash would read `fi\r` as a word.
-        // The script runs as one group, whose first line also assigns the last run's unexported
-        // variables; the probe after it records which variables the script left exported. The
-        // brace shares the first line, so line numbers stay right.
+        // The script runs as one group, and the probe after it records which variables the
+        // script left exported. The brace shares the first line, so line numbers stay right.
         const script = request.code.replace(/\r\n/g, "\n");
-        const code = `{ ${shell.assignments()}${runnablePrefix(script) ?? script}\n}\n${EXPORTS_PROBE} $?`;
+        const code = `{ ${runnablePrefix(script) ?? script}\n}\n${EXPORTS_PROBE} $?`;
         const result = await bash.exec(code, {
           signal: abort.signal,
           rawScript: true,
           stdin: request.stdin,
+          // The last run's unexported variables, as plain shell variables (shell-state.ts).
+          env: shell.unexported(),
           onOutput,
         });
         const verdict =

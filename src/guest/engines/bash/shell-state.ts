@@ -1,12 +1,14 @@
 // Worker side: a Bash sandbox's shell variables from one run to the next, exported or not.
 // just-bash runs each script in a new shell, so the engine carries the variables itself. A new
 // `Bash` exports every variable it is given, so only the exported ones go in that way; the
-// others are assigned by the script's first line, as plain shell variables. Which variables a
-// script left exported is asked at its end by a command the engine appends to it; a script that
-// ends early (`exit`, `set -e`) keeps the previous run's answer.
+// others go in through `exec`'s own `env`, which sets plain shell variables. Neither is script
+// text: just-bash's parser refuses a script over 1 000 000 characters, so a variable of that
+// size carried as an assignment would make every later run of the sandbox fail. Which variables
+// a script left exported is asked at its end by a command the engine appends to it; a script
+// that ends early (`exit`, `set -e`) keeps the previous run's answer.
 
 import { type Command, defineCommand } from "just-bash";
-import { HOST_NAME, shellQuote } from "./unix-commands.js";
+import { HOST_NAME } from "./unix-commands.js";
 
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
 const TRANSIENT = new Set([
@@ -60,15 +62,15 @@ export class ShellState {
     return out;
   }
 
-  /** Assignments, for the script's first line, of the variables that were not exported. */
-  assignments(): string {
-    if (this.exported === null) return "";
-    const words: string[] = [];
+  /** The variables that were not exported: set, unexported, in the next run's shell. */
+  unexported(): Record<string, string> {
+    const out: Record<string, string> = {};
+    if (this.exported === null) return out;
     for (const [name, value] of Object.entries(this.vars)) {
       if (this.exported.has(name) || !NAME.test(name) || SHELL_DEFAULTS[name] === value) continue;
-      words.push(`${name}=${shellQuote(value)}`);
+      out[name] = value;
     }
-    return words.length > 0 ? `${words.join(" ")}; ` : "";
+    return out;
   }
 
   /** After a run: its final variables, and what the probe saw if the script reached it. */
