@@ -445,25 +445,25 @@ class PrincipalHost {
     return this.tenant.generation;
   }
 
-  async start(language?: EngineLanguage): Promise<void> {
-    this.busy();
-    try {
-      await this.tenant.start(language);
-    } finally {
-      this.idle();
-    }
+  start(language?: EngineLanguage): Promise<void> {
+    return this.held(() => this.tenant.start(language));
   }
 
-  async run(
+  run(
     language: EngineLanguage,
     request: RunRequest,
     output: OutputFn,
     signal?: AbortSignal,
     net?: GuestNet,
   ): Promise<EngineResult> {
+    return this.held(() => this.tenant.run(null, language, request, output, signal, net));
+  }
+
+  /** Runs `work` with this host counted busy, so that it is not ended meanwhile. */
+  private async held<T>(work: () => Promise<T>): Promise<T> {
     this.busy();
     try {
-      return await this.tenant.run(null, language, request, output, signal, net);
+      return await work();
     } finally {
       this.idle();
     }
@@ -496,10 +496,7 @@ class PrincipalHost {
       this.retire();
       return;
     }
-    this.idleTimer = setTimeout(() => {
-      this.forget();
-      void this.close();
-    }, this.fleet.principalIdleMs);
+    this.idleTimer = setTimeout(() => this.retire(), this.fleet.principalIdleMs);
     this.idleTimer.unref();
   }
 

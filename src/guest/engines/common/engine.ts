@@ -77,39 +77,17 @@ export function isRecyclable(engine: Engine): engine is RecyclableEngine {
   return typeof (engine as Partial<RecyclableEngine>).reset === "function";
 }
 
-export function recyclable<E extends Engine>(
-  create: () => Promise<E>,
-): Promise<RecyclableEngine & Omit<E, keyof Engine>> {
+export function recyclable(create: () => Promise<Engine>): Promise<RecyclableEngine> {
   return create().then((first) => {
     let inner = first;
-    const engine: RecyclableEngine = {
+    return {
       applyFiles: (request) => inner.applyFiles(request),
       run: (request, ctx) => inner.run(request, ctx),
       collectFiles: () => inner.collectFiles(),
       interrupt: () => inner.interrupt(),
-      get bootNote() {
-        return inner.bootNote;
-      },
       async reset() {
-        const next = await create();
-        const previous = inner;
-        inner = next;
-        try {
-          previous.dispose?.();
-        } catch {
-          // What is left of a used interpreter is dropped with it either way.
-        }
+        inner = await create();
       },
     };
-    // The optional parts go to whichever interpreter is current, where the engine has them.
-    if (first.dispose) engine.dispose = () => inner.dispose?.();
-    if (first.captureState) engine.captureState = (max) => inner.captureState!(max);
-    if (first.restoreState)
-      engine.restoreState = (state, wheels) => inner.restoreState!(state, wheels);
-    // Read-only facts an engine adds (JavaScript's `bootedFrom`) are read from the current one.
-    for (const key of Object.keys(first) as (keyof E)[])
-      if (!(key in engine) && typeof first[key] !== "function")
-        Object.defineProperty(engine, key, { get: () => inner[key], enumerable: true });
-    return engine as RecyclableEngine & Omit<E, keyof Engine>;
   });
 }
