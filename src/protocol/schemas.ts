@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { LANGUAGES } from "./languages.js";
 import { TunnelFrameSchema } from "./net.js";
+import { isForgedPath } from "./paths.js";
 
 /** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
 export const RUN_STATUSES = [
@@ -23,47 +24,8 @@ export const RUN_STATUSES = [
 ] as const;
 export type EngineStatus = (typeof RUN_STATUSES)[number];
 
-/** Longest file name a host file system takes (bytes per path component). */
-export const MAX_NAME_BYTES = 255;
 /** The range a JavaScript Date (and so `fs.utimes`) accepts. */
 const MAX_TIME_MS = 8.64e15;
-
-/**
- * A path no honest engine reports: absolute, empty, with `.`/`..` or empty components or a NUL.
- * Such a path is forged, and the result carrying it is discarded.
- */
-export function isForgedPath(p: string): boolean {
-  if (p.length === 0 || p.length > 4096 || p.includes("\0") || p.startsWith("/")) return true;
-  return p.split("/").some((part) => part === "" || part === "." || part === "..");
-}
-
-/**
- * A name a guest can make but the workspace does not store (a backslash, which is a separator on
- * Windows; a component longer than a host file system takes): the file is left out of the
- * result, with a note, and the rest of the run is kept.
- */
-export function isUnstorablePath(p: string): boolean {
-  return p.includes("\\") || p.split("/").some((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
-}
-
-/** A workspace-relative path as engines report it: no absolute paths, no `..`, no NUL, names a host can store. */
-export function isSafeRelativePath(p: unknown): p is string {
-  if (
-    typeof p !== "string" ||
-    p.length === 0 ||
-    p.length > 4096 ||
-    p.includes("\0") ||
-    p.includes("\\")
-  )
-    return false;
-  if (p.startsWith("/")) return false;
-  return p
-    .split("/")
-    .every(
-      (part) =>
-        part !== "" && part !== "." && part !== ".." && Buffer.byteLength(part) <= MAX_NAME_BYTES,
-    );
-}
 
 const id = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const bytes = z.custom<Uint8Array>((v) => v instanceof Uint8Array, "not bytes");

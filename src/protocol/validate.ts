@@ -7,6 +7,7 @@
 import type { z } from "zod";
 import { limitMessage } from "./limit-messages.js";
 import type { RunLimits } from "./messages.js";
+import { isUnstorablePath } from "./paths.js";
 import {
   type AgentEvent,
   AgentEventSchema,
@@ -18,14 +19,13 @@ import {
   HostEventSchema,
   type HostStats,
   HostStatsSchema,
-  isUnstorablePath,
   type RestoreAnswer,
   RestoreAnswerSchema,
   type StateAnswer,
   StateAnswerSchema,
 } from "./schemas.js";
 
-export { isSafeRelativePath, MAX_NAME_BYTES } from "./schemas.js";
+export { isSafeRelativePath, MAX_NAME_BYTES } from "./paths.js";
 
 const MAX_VALUE_CHARS = 1024 * 1024;
 const MAX_MESSAGE_CHARS = 4096;
@@ -183,6 +183,7 @@ function withoutUnstorable(changes: FileSync): { changes: FileSync; notes: strin
   if (dropped.length === 0) return { changes, notes: [] };
   const names = dropped
     .slice(0, MAX_NOTED_NAMES)
+    // JSON.stringify writes a lone surrogate as its escape.
     .map((p) => JSON.stringify(p.length > 200 ? `${p.slice(0, 200)}…` : p))
     .join(", ");
   const more =
@@ -190,7 +191,7 @@ function withoutUnstorable(changes: FileSync): { changes: FileSync; notes: strin
   return {
     changes: kept,
     notes: [
-      `not kept in the workspace: ${names}${more} (a name with a backslash, or a name longer than 255 bytes, cannot be stored)`,
+      `not kept in the workspace: ${names}${more} (a name with a backslash, a name longer than 255 bytes, or one that is not valid UTF-8 cannot be stored)`,
     ],
   };
 }

@@ -63,19 +63,23 @@ function diskFs(root: string): GuestFs {
   return {
     list() {
       const out = new Map<string, GuestEntry>();
-      const walk = (dir: string, prefix: string) => {
-        for (const name of readdirSync(dir)) {
+      // Names are read as bytes: a guest's file name need not be UTF-8, and a name decoded with
+      // replacement characters names no file.
+      const walk = (dir: Buffer, prefix: string) => {
+        for (const raw of readdirSync(dir, { encoding: "buffer" })) {
+          const name = nameOf(raw);
           const rel = prefix ? `${prefix}/${name}` : name;
-          const st = lstatSync(path.join(dir, name));
+          const full = Buffer.concat([dir, SLASH, raw]);
+          const st = lstatSync(full);
           if (st.isDirectory()) {
             out.set(rel, { type: "dir", size: 0, mtimeMs: st.mtimeMs });
-            walk(path.join(dir, name), rel);
+            walk(full, rel);
           } else if (st.isFile()) {
             out.set(rel, { type: "file", size: st.size, mtimeMs: st.mtimeMs });
           }
         }
       };
-      walk(root, "");
+      walk(Buffer.from(root), "");
       return out;
     },
     read: (p) => readFileSync(abs(p)),
@@ -90,6 +94,24 @@ function diskFs(root: string): GuestFs {
     mkdir: (p) => void mkdirSync(abs(p), { recursive: true }),
     remove: (p) => rmSync(abs(p), { force: true, recursive: true }),
   };
+}
+
+const SLASH = Buffer.from("/");
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A file name's bytes as a string: as UTF-8 when they are, else with each byte from 0x80 up as a
+ * lone surrogate U+DC80–U+DCFF (Python's surrogateescape). The trusted side leaves a name with a
+ * surrogate out of the workspace, with a note that shows those bytes.
+ */
+function nameOf(raw: Buffer): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    let name = "";
+    for (const b of raw) name += String.fromCharCode(b < 0x80 ? b : 0xdc00 + b);
+    return name;
+  }
 }
 
 const mirror = new WorkspaceMirror(diskFs(WORKSPACE));

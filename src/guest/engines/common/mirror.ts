@@ -4,6 +4,7 @@
 // files keep the trusted side's mtime, so only the guest's own writes look new.
 
 import type { FileBlob, FileSync } from "../../../protocol/messages.js";
+import { isUnstorablePath } from "../../../protocol/paths.js";
 
 export interface GuestEntry {
   type: "file" | "dir";
@@ -53,7 +54,10 @@ export class WorkspaceMirror {
       if (entry.type === "dir") {
         if (old?.type !== "dir") dirs.push(path);
       } else {
-        files.push({ path, data: await this.fs.read(path), mtimeMs: entry.mtimeMs });
+        // A name the workspace cannot store is reported (so that the result notes it) but not
+        // read: the trusted side leaves it out, and a name not in UTF-8 may not be readable here.
+        const data = isUnstorablePath(path) ? new Uint8Array() : await this.fs.read(path);
+        files.push({ path, data, mtimeMs: entry.mtimeMs });
       }
     }
     const removed: string[] = [];
