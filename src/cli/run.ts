@@ -27,7 +27,9 @@ export function languageOf(file: string | undefined, lang: string | undefined): 
     if (named) return named;
     throw new UsageError(`unsupported language "${lang}"; supported: ${LANGUAGES.join(", ")}`);
   }
-  const byExtension = file ? languageOfExtension(path.extname(file)) : undefined;
+  if (file === undefined)
+    throw new UsageError(`-e CODE needs --lang=L (one of ${LANGUAGES.join(", ")})`);
+  const byExtension = languageOfExtension(path.extname(file));
   if (byExtension) return byExtension;
   throw new UsageError(
     `cannot tell the language of "${file}" from its extension (${knownExtensions()}); pass --lang=L`,

@@ -264,6 +264,10 @@ describe("languageOf", () => {
     expect(() => languageOf("a.pl", undefined)).toThrow(
       /cannot tell the language of "a.pl".*pass --lang/,
     );
+    // -e CODE has no file name to go by.
+    expect(() => languageOf(undefined, undefined)).toThrow(
+      /^-e CODE needs --lang=L \(one of python, /,
+    );
     expect(() => languageOf(undefined, "cobol")).toThrow(
       /unsupported language "cobol"; supported: python, javascript/,
     );
