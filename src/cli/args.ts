@@ -28,6 +28,8 @@ export interface Flags {
   wasmerRegistry?: string;
   /** Hosts Wasmer package files may come from besides the registry's. */
   wasmerDownloadHosts?: string[];
+  /** Package sources (indexes, CDN, Wasmer registry) may be on a private or loopback network. */
+  allowPrivateIndex?: boolean;
   /** `polybox run --wasmer-package NS/NAME@VERSION [COMMAND] [-- ARGS]`: run a Wasmer package. */
   wasmerPackage?: string;
   timeoutMs?: number;
@@ -146,6 +148,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "wasmer-registry": { kind: "string", key: "wasmerRegistry", on: RUNNERS },
   "wasmer-download-host": { kind: "list", key: "wasmerDownloadHosts", on: RUNNERS },
   "wasmer-package": { kind: "string", key: "wasmerPackage", on: ["run"] },
+  "allow-private-index": { kind: "bool", key: "allowPrivateIndex", on: [...RUNNERS, "warmup"] },
   timeout: { kind: "duration", key: "timeoutMs", on: RUNNERS },
   memory: { kind: "size", key: "memoryMb", on: RUNNERS },
   "max-output": { kind: "size", key: "maxOutputBytes", on: RUNNERS },

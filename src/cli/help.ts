@@ -57,6 +57,8 @@ Wasmer packages (wasix runs' wasmer_package; fetched by the server, pinned by sh
                                 naming one allows it); --cached-only applies too
   --wasmer-download-host=HOST[,…]  hosts package files may come from besides the registry's own
                                 (default with the public registry: cdn.wasmer.io)
+  --allow-private-index         the package sources above may be on a private or loopback network
+                                (a mirror); only their own host and port, never what they link to
 
 Isolation:
   --isolation=auto|wasm|native  auto (default on Linux with the launcher): WebAssembly engines in a

@@ -1,0 +1,87 @@
+// Differential: the speed patches to just-bash (wasm/patches/just-bash+3.4.2.patch, issue #31)
+// keep bash's behaviour. A `case` or `[[ == ]]` glob pattern is compiled once and kept (a bounded
+// cache keyed by the pattern and its flags); `a+=(…)` takes the next index from a maximum kept
+// per array (forgotten on unset or clear) instead of sorting every key on each append. Each script
+// runs in a polybox sandbox and in the real bash in an empty directory; stdout and status must be
+// equal. Speed itself is measured by bench/bash-loops.mjs, not here.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+
+const CASES: [string, string][] = [
+  [
+    "case: the same patterns matched again and again",
+    "for p in a.txt b.sh c d.TXT e.bash a.txt; do case $p in *.txt) echo txt;; *.sh|*.bash) echo sh;; [cd]*) echo cd;; *) echo other;; esac; done",
+  ],
+  [
+    "case: nocasematch is part of what is kept",
+    "shopt -s nocasematch; case ABC in abc) echo match;; esac; shopt -u nocasematch; case ABC in abc) echo wrong;; *) echo nomatch;; esac",
+  ],
+  [
+    "case and [[ ]]: more distinct patterns than the cache holds",
+    "n=0; for i in $(seq 1 400); do case x$i in x$i) n=$((n + 1));; esac; [[ y$i == y$((i + 1)) ]] && n=0; done; echo $n",
+  ],
+  ["[[ == ]] with a glob", "[[ hello == h*o ]] && echo yes; [[ hello == h?o ]] || echo no"],
+  [
+    "a+=() after unset of the last element",
+    `a=(x y z); unset 'a[2]'; a+=(w); echo "\${!a[@]} \${a[@]}"`,
+  ],
+  ["a+=() after a sparse assignment", `b=(); b[5]=q; b+=(r s); echo "\${!b[@]}"`],
+  ["a+=() after emptying the array", `c=(1 2 3); c=(); c+=(k); echo "\${!c[@]} \${c[@]}"`],
+  ["a+=() onto a scalar", `d=scalar; d+=(t); echo "\${!d[@]} \${d[@]}"`],
+  [
+    "a+=() on a copy and on the original",
+    `e=(a b); f=("\${e[@]}"); f+=(c); e+=(d); echo "\${!e[@]} / \${!f[@]}"`,
+  ],
+  ["a+=() after unset of the whole array", `h=(1 2 3); unset h; h+=(z); echo "\${!h[@]} \${h[@]}"`],
+  [
+    "a+=() in a loop, with unsets in between",
+    `a=(); for i in $(seq 1 50); do a+=("$i"); (( i % 7 == 0 )) && unset "a[$(( \${#a[@]} - 1 ))]"; done; echo "\${#a[@]} \${a[*]: -3}"`,
+  ],
+  ["associative +=()", `declare -A m=([k]=v); m+=([j]=u); echo "\${#m[@]}"`],
+  [
+    "a+=() onto an array of 200,000 (the old code spread every index into Math.max and overflowed the stack)",
+    `a=($(seq 1 200000)); a+=(x); echo "\${#a[@]} \${a[200000]} \${a[199999]}"`,
+  ],
+];
+
+let runtime: Runtime;
+let sb: Sandbox;
+beforeAll(async () => {
+  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
+  sb = await Sandbox.create({ runtime });
+});
+afterAll(async () => {
+  await sb?.close();
+  await runtime?.close();
+});
+
+function realBash(script: string): { stdout: string; exitCode: number } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-speed-"));
+  try {
+    const r = spawnSync("/bin/bash", ["-c", script], {
+      cwd: dir,
+      encoding: "utf8",
+      input: "",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8" },
+    });
+    return { stdout: r.stdout, exitCode: r.status ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("just-bash's speed patches keep bash's behaviour", () => {
+  it.each(CASES)(
+    "%s",
+    async (_label, script) => {
+      const want = realBash(script);
+      const got = await sb.run("bash", script);
+      expect({ stdout: got.stdout, exitCode: got.exitCode }).toEqual(want);
+    },
+    60_000,
+  );
+});
