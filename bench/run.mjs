@@ -421,6 +421,9 @@ note(`wrote ${out}`);
   spawnSync(process.execPath, [fileURLToPath(new URL("load.mjs", import.meta.url))], {
     stdio: "inherit",
   });
+  spawnSync(process.execPath, [fileURLToPath(new URL("bash-loops.mjs", import.meta.url))], {
+    stdio: "inherit",
+  });
 }
 if (process.argv.includes("--readme"))
   note(`rewrote the performance figures in ${updateReadme(out)}`);
