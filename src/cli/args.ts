@@ -172,7 +172,7 @@ const FLAGS: Record<string, FlagSpec> = {
   tools: { kind: "list", key: "tools", on: SERVERS },
   port: { kind: "int", key: "port", on: ["serve", "router"] },
   host: { kind: "string", key: "host", on: ["serve", "router"] },
-  "allow-host": { kind: "list", key: "allowHosts", on: ["serve"] },
+  "allow-host": { kind: "list", key: "allowHosts", on: ["serve", "router"] },
   token: { kind: "string", key: "token", on: ["serve", "router"] },
   cluster: { kind: "string", key: "cluster", on: ["serve", "router"] },
   "cluster-secret": { kind: "string", key: "clusterSecret", on: ["serve", "router"] },

@@ -107,8 +107,8 @@ Server (mcp, serve):
 HTTP (serve):
   --port=8765                   port (0 = any free port; the URL is printed on stderr)
   --host=127.0.0.1              address to listen on
-  --allow-host=NAME[,NAME]      more Host names to answer (a DNS name, a proxy's); the bind
-                                address (and, on loopback, localhost) always
+  --allow-host=NAME[,NAME]      more Host names to answer (a DNS name; NAME:PORT for a proxy's on
+                                another port); the bind address (on loopback, localhost) always
   --token=SECRET[,SECRET]       require "Authorization: Bearer SECRET" (default: env POLYBOX_TOKEN);
                                 each token is one client, owning its sandboxes and jobs. Without
                                 tokens each session is a client and its sandboxes close with it
@@ -116,7 +116,7 @@ HTTP (serve):
 Cluster (serve joins as a node; router fronts the nodes):
   --cluster=redis://HOST:PORT[/DB]  the Redis that holds the node registry and the run queues
   --cluster-secret=S            shared by nodes and routers (default: env POLYBOX_CLUSTER_SECRET);
-                                a node refuses routed calls without it. Required with --cluster
+                                signs their records and calls, never sent. Required with --cluster
   --node-id=ID                  this node's id (default: HOSTNAME-PID)
   --advertise=URL               where routers reach this node (default: its listening address)
   --cluster-ttl=10s             a node silent this long is dropped; its sandboxes are lost

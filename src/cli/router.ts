@@ -2,6 +2,7 @@
 // (src/cluster/router.ts). It holds no sandbox and runs no code: it serves until a signal.
 
 import { serveRouter } from "../cluster/router.js";
+import { stderrLog } from "../core/log.js";
 import type { Flags } from "./args.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./serve.js";
 import { version } from "./version.js";
@@ -26,6 +27,8 @@ export async function routerCommand(flags: Flags): Promise<number> {
     port: flags.port ?? DEFAULT_PORT,
     version: version(),
     ...(tokens.length > 0 ? { tokens } : {}),
+    ...(flags.allowHosts ? { allowedHosts: flags.allowHosts } : {}),
+    log: stderrLog,
   });
   log(
     `router on ${router.url}${tokens.length > 0 ? " (bearer token required)" : ""} for ${flags.cluster}`,

@@ -38,7 +38,8 @@ export interface ClusterMember {
 
 /**
  * Joins a cluster as a node: registers with a heartbeat, records its sandboxes, takes runs from
- * the queues, and answers routed calls at `endpoint` (with the cluster secret only).
+ * the queues, and answers routed calls at `endpoint` (only those a router signed with a key
+ * derived from the cluster secret; the secret itself never travels).
  */
 export async function joinCluster(options: JoinOptions): Promise<ClusterMember> {
   const node = new ClusterNode(options.cluster);

@@ -1,8 +1,9 @@
 // Cluster: a polybox server as a cluster node. It registers itself in Redis (address, capacity,
-// load) under a key whose TTL its heartbeat refreshes, records each sandbox it opens, answers
-// calls a router forwards (only with the cluster secret), and takes one-shot and async runs from
-// BullMQ: the shared queue, and its own queue for async runs in its sandboxes. Draining (SIGTERM)
-// it takes nothing new and finishes what it has within a grace period.
+// load) under a key whose TTL its heartbeat refreshes, records each sandbox it opens (both signed,
+// see auth.ts), answers calls a router forwards (only signed ones, each once, within the time
+// window), and takes one-shot and async runs from BullMQ: the shared queue, and its own queue for
+// async runs in its sandboxes; it runs only jobs a router signed, and signs their answers.
+// Draining (SIGTERM) it takes nothing new and finishes what it has within a grace period.
 //
 // A run a node started is marked with the node's id. If the node dies, BullMQ's stalled-job check
 // puts its jobs back in the queue once their lock expires; a job that had not started runs on the
@@ -21,6 +22,7 @@ import {
   type SandboxEvents,
   type SandboxService,
 } from "../index.js";
+import { type ClusterKeys, checkRequest, clusterKeys, NonceCache, sha256Hex } from "./auth.js";
 import { LocalClients } from "./local.js";
 import {
   CANCEL_CHANNEL,
@@ -34,14 +36,12 @@ import {
   tail,
 } from "./registry.js";
 import {
-  digest,
   type ForwardAnswer,
   forwardSchema,
   LOST_PREFIX,
   lostReason,
   MAX_FORWARD_BYTES,
   NODE_PATH,
-  presentsSecret,
   type RunJobData,
   readLimited,
 } from "./wire.js";
@@ -49,7 +49,10 @@ import {
 export interface ClusterOptions {
   /** The Redis that holds the cluster: redis://HOST:PORT[/DB]. */
   url: string;
-  /** Shared by every node and router; routed calls without it are refused. */
+  /**
+   * Shared by every node and router, and never sent: keys derived from it sign what members
+   * write into Redis and what routers send nodes; anything else is refused.
+   */
   secret: string;
   /** This node's id (default: a random one). */
   nodeId?: string;
@@ -71,12 +74,18 @@ export const JOB_KEEP_MS = 3600_000;
  * reconnects, and retries for ever: without a bound, a node whose Redis is gone never stops.
  */
 const STOP_CALL_MS = 3000;
+/** Ids of ended jobs a node remembers, to refuse one put back into a queue. */
+const MAX_FINISHED = 100_000;
 
 export class ClusterNode {
   readonly id: string;
   readonly ttlMs: number;
   readonly registry: Registry;
-  private readonly secret: Buffer;
+  private readonly keys: ClusterKeys;
+  /** Nonces of the routed calls of the last two minutes: a replayed call is refused. */
+  private readonly nonces = new NonceCache();
+  /** Ids of jobs that ended here, latest last: a job put back into a queue is not run twice. */
+  private readonly finished = new Set<string>();
   private readonly open = new Set<string>();
   private readonly running = new Map<string, AbortController>();
   private service: SandboxService | null = null;
@@ -111,10 +120,12 @@ export class ClusterNode {
       );
     }
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-    this.secret = digest(options.secret);
+    this.keys = clusterKeys(options.secret);
     const redis = redisOptions(options.url);
     this.redisAt = `${redis.host}:${redis.port}`;
-    this.registry = new Registry(redis);
+    this.registry = new Registry(redis, this.keys, (level, message, untrusted) =>
+      this.log?.(level, message, untrusted),
+    );
     this.log = options.log;
   }
 
@@ -303,6 +314,7 @@ export class ClusterNode {
       draining: this.draining,
       startedAt: this.startedAt,
       heartbeatAt: Date.now(),
+      ttlMs: this.ttlMs,
     };
   }
 
@@ -329,14 +341,27 @@ export class ClusterNode {
     const send = (status: number, body: unknown): void => {
       res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     };
-    if (!presentsSecret(req, this.secret))
-      return send(401, { error: "unauthorized: wrong or missing cluster secret" });
+    // Before the body is read: only a router of this cluster gets that far, and each request once.
+    const checked = checkRequest(
+      this.keys.requests,
+      this.id,
+      req.method ?? "",
+      new URL(req.url ?? "/", "http://node").pathname,
+      req.headers,
+      this.nonces,
+    );
+    if ("refused" in checked) {
+      res.setHeader("connection", "close");
+      return send(401, { error: `unauthorized: ${checked.refused}` });
+    }
     if (req.method !== "POST") return send(405, { error: "POST only" });
     const raw = await readLimited(req, MAX_FORWARD_BYTES);
     if (raw === null) {
       res.setHeader("connection", "close");
       return send(413, { error: `request body over ${MAX_FORWARD_BYTES} bytes` });
     }
+    if (sha256Hex(raw) !== checked.bodyDigest)
+      return send(401, { error: "unauthorized: the body is not the one the router signed" });
     let parsed: ReturnType<typeof forwardSchema.safeParse>;
     try {
       parsed = forwardSchema.safeParse(JSON.parse(raw.toString("utf8")));
@@ -382,11 +407,28 @@ export class ClusterNode {
   }
 
   private async process(job: Job<RunJobData>): Promise<unknown> {
+    const id = job.id!;
+    if (!this.registry.jobSigned(id, job.queueName, job.data)) {
+      this.log?.(
+        "warn",
+        `cluster node ${this.id}: refused job ${id} of queue ${job.queueName}: it was not queued there by a router of this cluster (not signed, or changed since)`,
+      );
+      throw new UnrecoverableError("refused: the job is not signed by a router of this cluster");
+    }
+    if (this.finished.has(id)) {
+      this.log?.("warn", `cluster node ${this.id}: refused job ${id}: it already ran here`);
+      throw new UnrecoverableError("refused: this job already ran");
+    }
     this.taken++;
     try {
-      return await this.processTaken(job);
+      return this.registry.sealAnswer(id, await this.processTaken(job));
     } finally {
       this.taken--;
+      this.finished.add(id);
+      if (this.finished.size > MAX_FINISHED) {
+        const [oldest] = this.finished;
+        this.finished.delete(oldest!);
+      }
     }
   }
 

@@ -1,6 +1,7 @@
 // Cluster: check_job_status, get_job_logs and cancel_job for runs that went through BullMQ, so they
 // work from any router. The job's state is BullMQ's; a finished async job's answer is the one its
-// node's check_job_status gave; output so far is what the node copies to Redis while it runs.
+// node's check_job_status gave (signed by it); output so far is what the node copies to Redis
+// while it runs (signed too).
 // Only the client that started a job sees it: any other gets the answer an unknown id gets.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -159,7 +160,24 @@ export class RouterJobs {
       duration_ms: started === null ? null : (finished ?? Date.now()) - started,
     };
     if (state === "completed") {
-      const final = job.returnvalue as unknown as CallToolResult;
+      // What a node answered, signed by it; an answer no node signed is not shown as the run's.
+      const opened = this.registry.openAnswer(id, job.returnvalue);
+      if (opened === null) {
+        return {
+          status: "failed",
+          structured: {
+            ...common,
+            status: "failed",
+            ...timing,
+            error: {
+              code: "PROTOCOL_ERROR",
+              message:
+                "the job's answer in the cluster's Redis was not written by a node of this cluster; it is not shown",
+            },
+          },
+        };
+      }
+      const final = opened.value as CallToolResult;
       const structured = (final.structuredContent ?? {}) as Record<string, unknown>;
       return { status: (structured.status as Status) ?? "completed", structured, final };
     }
@@ -180,7 +198,7 @@ export class RouterJobs {
     // A queued run in its node's own queue whose node died will never run: say so now.
     if (state !== "active" && ref.queue !== "polybox-runs") {
       const nodeId = ref.queue.replace(/^polybox-runs-node-/, "");
-      if ((await this.registry.node(nodeId)) === null) {
+      if ((await this.registry.node(nodeId)).state !== "live") {
         const message = `the run was lost: ${lostReason(nodeId, await this.registry.lastSeen(nodeId))}`;
         return {
           status: "failed",

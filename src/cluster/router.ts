@@ -4,7 +4,9 @@
 // that names a sandbox (argument sandbox_id, or the Mcp-Param-Sandbox-Id header) goes to the node
 // that owns it; create_sandbox to the least-loaded live node; one-shot and async runs onto BullMQ;
 // job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them
-// (bearer tokens); nodes are reached with the cluster secret.
+// (bearer tokens, and the same Host/Origin guard); Redis not at all for routing: only node records
+// and sandbox entries signed with the cluster's key are used (registry.ts), and every request to a
+// node is signed (auth.ts), never carrying the secret itself.
 
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -22,27 +24,25 @@ import {
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type ConnectionOptions, Queue, QueueEvents } from "bullmq";
-import { PolyboxError } from "../index.js";
+import { type LogFn, PolyboxError, silentLog } from "../index.js";
 import { presentedToken, sha256 } from "../mcp/http.js";
+import { type HostGuard, hostGuard, refusedByGuard } from "../mcp/http-guard.js";
 import { errorResult } from "../mcp/render.js";
+import { clusterKeys, signRequest } from "./auth.js";
 import { JOB_KEEP_MS } from "./node.js";
 import {
   type Catalogue,
+  CLOSE_MS,
   type JobRef,
   type NodeRecord,
   nodeQueue,
   Registry,
   redisOptions,
   SHARED_QUEUE,
+  settleWithin,
 } from "./registry.js";
 import { RouterJobs } from "./router-jobs.js";
-import {
-  type ForwardAnswer,
-  lostReason,
-  NODE_PATH,
-  type RunJobData,
-  SECRET_HEADER,
-} from "./wire.js";
+import { type ForwardAnswer, lostReason, NODE_PATH, type RunJobData } from "./wire.js";
 
 export interface RouterOptions {
   url: string;
@@ -52,6 +52,13 @@ export interface RouterOptions {
   version: string;
   /** Bearer tokens, as `serve --token`: each token is one client. None: one shared client. */
   tokens?: readonly string[];
+  /**
+   * More Host names clients reach the router by, beyond its bind address, as `serve`'s
+   * `allowedHosts`; `NAME:PORT` for a name on another port (a load balancer's).
+   */
+  allowedHosts?: readonly string[];
+  /** Where the router says what it refused or what failed (default: nowhere). */
+  log?: LogFn;
 }
 
 export interface RouterServer {
@@ -81,7 +88,9 @@ export interface RoutedCaller {
 export async function serveRouter(options: RouterOptions): Promise<RouterServer> {
   if (options.secret === "")
     throw new PolyboxError("INVALID_ARGUMENT", "a cluster needs a cluster secret");
-  const registry = new Registry(redisOptions(options.url));
+  const log = options.log ?? silentLog;
+  const keys = clusterKeys(options.secret);
+  const registry = new Registry(redisOptions(options.url), keys, log);
   const connection = registry.options as ConnectionOptions;
   const queues = new Map<string, Queue>();
   const queueOf = (name: string) => {
@@ -98,6 +107,8 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
   await events.waitUntilReady();
   const jobs = new RouterJobs(registry, queueOf);
   const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
+  /** Set once the port is known: the guard compares Host ports with it. */
+  let guard: HostGuard | null = null;
 
   let cached: { at: number; catalogue: Catalogue | null } = { at: 0, catalogue: null };
   const catalogue = async (): Promise<Catalogue | null> => {
@@ -115,14 +126,23 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
   ): Promise<Record<string, unknown>> => {
     let answer: ForwardAnswer;
     try {
+      // The caller (owner, scope) is in the body, which the signature covers by its digest.
+      const body = JSON.stringify({ ...caller, method, params });
       const res = await fetch(`${node.address}${NODE_PATH}`, {
         method: "POST",
-        headers: { "content-type": "application/json", [SECRET_HEADER]: options.secret },
-        body: JSON.stringify({ ...caller, method, params }),
+        headers: {
+          "content-type": "application/json",
+          ...signRequest(keys.requests, node.id, "POST", NODE_PATH, body),
+        },
+        body,
         ...(signal ? { signal } : {}),
       });
       if (res.status === 401) {
-        throw new PolyboxError("PERMISSION_DENIED", `node ${node.id} refused the cluster secret`);
+        const why = (await res.json().catch(() => ({}))) as { error?: unknown };
+        throw new PolyboxError(
+          "PERMISSION_DENIED",
+          `node ${node.id} refused this router's signed request${typeof why.error === "string" ? ` (${why.error})` : ""}: are both given the same cluster secret, and do their clocks agree?`,
+        );
       }
       if (res.status !== 200) {
         // The node is there but refused the request itself (too big, malformed): not a lost node.
@@ -147,8 +167,8 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
 
   /** The live node that owns a sandbox, or why there is none. */
   const ownerNode = async (sandboxId: string): Promise<NodeRecord> => {
-    const nodeId = await registry.ownerOf(sandboxId);
-    if (nodeId === null) {
+    const entry = await registry.ownerOf(sandboxId);
+    if (entry.state === "absent") {
       throw new PolyboxError(
         "SANDBOX_NOT_FOUND",
         `no sandbox with id ${JSON.stringify(sandboxId)}`,
@@ -157,8 +177,23 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         },
       );
     }
+    if (entry.state === "refused") {
+      throw new PolyboxError(
+        "PROTOCOL_ERROR",
+        `sandbox ${sandboxId}: its entry in the cluster's Redis was not written by a node of this cluster (${entry.why}); the call was sent nowhere`,
+        { details: { sandboxId } },
+      );
+    }
+    const nodeId = entry.nodeId;
     const node = await registry.node(nodeId);
-    if (node !== null) return node;
+    if (node.state === "live") return node.record;
+    if (node.state === "refused") {
+      throw new PolyboxError(
+        "PROTOCOL_ERROR",
+        `sandbox ${sandboxId} is on node ${nodeId}, whose record in the cluster's Redis was not written by it (${node.why}); the call was sent nowhere`,
+        { details: { sandboxId } },
+      );
+    }
     throw new PolyboxError(
       "SANDBOX_LOST",
       `sandbox ${sandboxId} was lost: ${lostReason(nodeId, await registry.lastSeen(nodeId))}; create a new one`,
@@ -167,7 +202,14 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
   };
 
   const pickNode = async (): Promise<NodeRecord> => {
-    const live = (await registry.nodes()).filter((n) => !n.draining && n.load < n.capacity);
+    const nodes = await registry.nodes();
+    const live = nodes.live.filter((n) => !n.draining && n.load < n.capacity);
+    if (live.length === 0 && nodes.live.length === 0 && nodes.refused > 0) {
+      throw new PolyboxError(
+        "PERMISSION_DENIED",
+        `no node record in the cluster's Redis passes this router's signature check (${nodes.refused} refused): is this router given the nodes' cluster secret?`,
+      );
+    }
     if (live.length === 0) {
       throw new PolyboxError(
         "SERVER_BUSY",
@@ -199,6 +241,7 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         : typeof args.language === "string"
           ? args.language
           : "unknown";
+    const id = randomUUID();
     const data: RunJobData = {
       tool: name,
       arguments: rest,
@@ -207,7 +250,6 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
       async,
       language,
     };
-    const id = randomUUID();
     const ref: JobRef = {
       queue,
       owner: caller.owner,
@@ -220,7 +262,7 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     // An awaited run's job is kept a minute: removed at once, a router that checks it just after
     // it finished would find no job and no result.
     const keep = { age: Math.round((async ? JOB_KEEP_MS : 60_000) / 1000) };
-    const job = await queueOf(queue).add(name, data, {
+    const job = await queueOf(queue).add(name, registry.signJob(id, queue, data), {
       jobId: id,
       removeOnComplete: keep,
       removeOnFail: keep,
@@ -239,6 +281,15 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     const tool = cat?.tools.find((t) => (t as { name: string }).name === name) as
       | { inputSchema?: { properties?: Record<string, unknown> } }
       | undefined;
+    if (cat === null) {
+      return errorResult(
+        new PolyboxError(
+          "SERVER_BUSY",
+          "this router has no tool list: no node has published one in the cluster's Redis, or the one there fails this router's signature check (is it given the nodes' cluster secret?)",
+          { details: { retryAfterMs: 1000 } },
+        ),
+      );
+    }
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
     }
@@ -269,13 +320,22 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         const job = await enqueue(caller, name, args, undefined, false);
         const stop = () => void jobs.cancelQueued(job.id!, SHARED_QUEUE);
         signal.addEventListener("abort", stop, { once: true });
+        let sealed: unknown;
         try {
-          return (await job.waitUntilFinished(events)) as CallToolResult;
+          sealed = await job.waitUntilFinished(events);
         } catch (error) {
           throw jobs.failure(error instanceof Error ? error.message : String(error));
         } finally {
           signal.removeEventListener("abort", stop);
         }
+        const answer = registry.openAnswer(job.id!, sealed);
+        if (answer === null)
+          throw new PolyboxError(
+            "PROTOCOL_ERROR",
+            `the answer of run ${job.id} in the cluster's Redis was not written by a node of this cluster; it is not shown`,
+            { details: { jobId: job.id! } },
+          );
+        return answer.value as CallToolResult;
       }
       const node = sandboxId !== undefined ? await ownerNode(sandboxId) : await pickNode();
       return (await forward(
@@ -300,7 +360,10 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
       // For load balancers: this router can reach Redis, and how many nodes are live.
       // Commands wait for Redis to come back, so the check gives up after a while.
       const nodes = await Promise.race([
-        registry.nodes().catch(() => null),
+        registry
+          .nodes()
+          .then((n) => n.live)
+          .catch(() => null),
         new Promise<null>((r) => setTimeout(() => r(null), 2000).unref()),
       ]);
       return nodes === null
@@ -308,6 +371,10 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         : json(200, { ok: true, nodes: nodes.length });
     }
     if (url.pathname !== "/mcp") return json(404, { error: "not found: the MCP endpoint is /mcp" });
+    // Before anything else, as `serve` does: a page on another site (DNS rebinding, a cross-site
+    // request) is refused whatever it sends.
+    const refused = refusedByGuard(guard, req);
+    if (refused !== null) return json(403, { error: `forbidden: ${refused}` });
     let token: Buffer | null = null;
     if (tokenDigests.length > 0) {
       token = presentedToken(req, tokenDigests);
@@ -389,8 +456,9 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
 
   const http: Server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      process.stderr.write(
-        `polybox: router request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      log(
+        "error",
+        `router request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       if (!res.headersSent) res.writeHead(500).end();
       else res.end();
@@ -401,15 +469,21 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     http.listen(options.port, options.host, () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
+  guard = hostGuard({ bind: options.host, port, names: options.allowedHosts ?? [] });
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}/mcp`,
+    // Bounded: each Redis connection gets CLOSE_MS to say goodbye and is dropped if Redis does
+    // not answer (ioredis and BullMQ would otherwise wait for a Redis that is gone, for ever).
     close: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
-      await events.close().catch(() => {});
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
-      await registry.close();
+      const drop = (q: Queue | QueueEvents) => () => void q.disconnect().catch(() => {});
+      await Promise.all([
+        settleWithin(events.close(), CLOSE_MS, drop(events)),
+        ...[...queues.values()].map((q) => settleWithin(q.close(), CLOSE_MS, drop(q))),
+        registry.close(),
+      ]);
     },
   };
 }

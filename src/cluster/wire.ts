@@ -1,14 +1,13 @@
 // Cluster: what a router sends a node and how the node knows it came from the cluster. A router
-// calls a node's internal endpoint (POST /cluster) with the cluster secret in a header and, in the
-// body, the caller it authenticated and the MCP request to run as that caller. The node checks the
-// secret (constant time) and the body's shape before anything else; a wrong secret is refused.
+// calls a node's internal endpoint (POST /cluster) with, in the body, the caller it authenticated
+// and the MCP request to run as that caller, and in headers a signature over the request (auth.ts:
+// node, method, path, time, nonce, the body's SHA-256). The node checks the signature, the time and
+// the nonce before it reads the body, then the body's digest and shape; the secret never travels.
 
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 
 export const NODE_PATH = "/cluster";
-export const SECRET_HEADER = "x-polybox-cluster-secret";
 /** Largest body a node reads from a router: a tool call's arguments (code, base64 files). */
 export const MAX_FORWARD_BYTES = 64 * 1024 * 1024;
 
@@ -24,17 +23,6 @@ export type Forward = z.infer<typeof forwardSchema>;
 export type ForwardAnswer =
   | { result: Record<string, unknown> }
   | { error: { code: number; message: string } };
-
-export function digest(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-/** Whether the request presents the cluster secret; compared as digests, in constant time. */
-export function presentsSecret(req: IncomingMessage, secret: Buffer): boolean {
-  const presented = req.headers[SECRET_HEADER];
-  if (typeof presented !== "string" || presented === "") return false;
-  return timingSafeEqual(digest(presented), secret);
-}
 
 export async function readLimited(req: IncomingMessage, max: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -64,6 +52,13 @@ export interface RunJobData {
   language: string;
   /** The node that started running it: if the job comes back, that node died mid-run. */
   startedBy?: string;
+  /** The router's signature over the job's id, queue and every field above but `startedBy`. */
+  sig?: string;
+}
+
+/** What a queued run's signature covers: nodes run a job only as the router that queued it made it. */
+export function runJobFields(jobId: string, queue: string, d: RunJobData): unknown[] {
+  return [jobId, queue, d.tool, d.arguments, d.owner, d.scope ?? null, d.async, d.language];
 }
 
 /** The prefix of a failed job's reason when its node was lost; the router answers SANDBOX_LOST. */

@@ -3,8 +3,10 @@
 // resolves here; a plain cross-site POST needs none), so every bind gets a Host allow-list: the
 // bind address itself, the loopback names for a loopback bind, the machine's addresses for a
 // wildcard bind, and the names the operator lists (--allow-host). A request that carries an
-// Origin (browsers do; MCP clients do not) must come from one of those same places.
+// Origin (browsers do; MCP clients do not) must come from one of those same places. Shared by
+// `serve` (http.ts) and the cluster's router.
 
+import type { IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import os from "node:os";
 
@@ -12,7 +14,11 @@ export interface HostGuardOptions {
   /** The address the server is bound to (--host). */
   bind: string;
   port: number;
-  /** More names clients reach the server by (a DNS name, a proxy's): --allow-host. */
+  /**
+   * More names clients reach the server by (a DNS name, a proxy's): --allow-host. A name with a
+   * port (`proxy.example:8000`) is answered on that port only, for a proxy that passes its own
+   * Host on; a bare name on the server's own port.
+   */
   names?: readonly string[];
 }
 
@@ -46,7 +52,15 @@ function splitHost(value: string): { name: string; port: number | null } | null 
 }
 
 export function hostGuard(options: HostGuardOptions): HostGuard {
-  const names = new Set<string>((options.names ?? []).map(bare));
+  const names = new Set<string>();
+  /** `name port` pairs listed with a port of their own. */
+  const elsewhere = new Set<string>();
+  for (const given of options.names ?? []) {
+    const withPort = splitHost(given);
+    if (withPort !== null && withPort.port !== null)
+      elsewhere.add(`${withPort.name} ${withPort.port}`);
+    else names.add(bare(given));
+  }
   const bind = bare(options.bind);
   if (isWildcard(bind)) {
     for (const name of LOOPBACK_NAMES) names.add(name);
@@ -58,7 +72,9 @@ export function hostGuard(options: HostGuardOptions): HostGuard {
   }
   const allowed = (value: string, defaultPort: number): boolean => {
     const host = splitHost(value);
-    return host !== null && names.has(host.name) && (host.port ?? defaultPort) === options.port;
+    if (host === null) return false;
+    const port = host.port ?? defaultPort;
+    return (names.has(host.name) && port === options.port) || elsewhere.has(`${host.name} ${port}`);
   };
   const listed = () =>
     [...names]
@@ -81,4 +97,14 @@ export function hostGuard(options: HostGuardOptions): HostGuard {
     }
     return null;
   };
+}
+
+/** Why a request's Host or Origin is refused by `guard`, or null to let it through. */
+export function refusedByGuard(guard: HostGuard | null, req: IncomingMessage): string | null {
+  return (
+    guard?.({
+      host: req.headers.host,
+      origin: typeof req.headers.origin === "string" ? req.headers.origin : undefined,
+    }) ?? null
+  );
 }

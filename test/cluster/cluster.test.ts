@@ -46,7 +46,11 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
   let b: Client;
   const clients = () => [a, b];
 
-  const ownerOf = (sandboxId: string) => redis.get(`polybox:sandbox:${sandboxId}`);
+  // A sandbox's entry names its node (and carries the node's signature, see signed.test.ts).
+  const ownerOf = async (sandboxId: string) => {
+    const v = await redis.get(`polybox:sandbox:${sandboxId}`);
+    return v === null ? null : (JSON.parse(v) as { node: string }).node;
+  };
   const record = async (id: string): Promise<NodeRecord | null> => {
     const v = await redis.get(`polybox:node:${id}`);
     return v === null ? null : (JSON.parse(v) as NodeRecord);
@@ -247,16 +251,22 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
       method: "tools/call",
       params: { name: "create_sandbox", arguments: {} },
     };
-    expect((await post(node, { "x-polybox-cluster-secret": "wrong" }, forwarded)).status).toBe(401);
+    const bogus = {
+      "x-polybox-cluster-time": String(Date.now()),
+      "x-polybox-cluster-nonce": "0123456789abcdef0123",
+      "x-polybox-cluster-body-sha256": "0".repeat(64),
+      "x-polybox-cluster-signature": "wrong",
+    };
+    expect((await post(node, bogus, forwarded)).status).toBe(401);
     expect((await post(node, {}, forwarded)).status).toBe(401);
 
-    // A router with the wrong secret is refused by every node it forwards to.
+    // A router with the wrong secret trusts no node's record, so it sends nothing anywhere.
     const rogue = await cluster.startRouter([`--cluster-secret=not-the-secret`]);
     cluster.routers.pop();
     const client = await connect(rogue.url, TOKEN);
     const r = await call(client, "create_sandbox", {});
     expect(r.isError).toBe(true);
-    expect(text(r)).toMatch(/PERMISSION_DENIED: node n\d refused the cluster secret/);
+    expect(text(r)).toMatch(/fails this router's signature check/);
     await client.close();
     await rogue.stop();
   });
@@ -285,7 +295,13 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
     async () => {
       const port = await freePort();
       const dir = mkdtempSync(path.join(tmpdir(), "polybox-haproxy-"));
-      const servers = cluster.routers
+      // HAProxy passes the client's Host on (its own address): the routers are told to answer it.
+      const behind = [];
+      for (let i = 0; i < 2; i++) {
+        behind.push(await cluster.startRouter([`--allow-host=127.0.0.1:${port}`]));
+        cluster.routers.pop();
+      }
+      const servers = behind
         .map((r, i) => `  server router${i + 1} ${new URL(r.url).host} check`)
         .join("\n");
       const config = `defaults
@@ -328,6 +344,7 @@ ${servers}
         await client.close();
       } finally {
         proxy.kill("SIGKILL");
+        await Promise.all(behind.map((r) => r.stop()));
         rmSync(dir, { recursive: true, force: true });
       }
     },

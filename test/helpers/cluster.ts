@@ -4,7 +4,8 @@
 
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer as createHttpServer, type Server } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -208,4 +209,76 @@ export async function connect(
   await client.connect(transport);
   await client.listTools();
   return client;
+}
+
+/** One HTTP request as a recording server saw it. */
+export interface Seen {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface Recorder {
+  /** Base URL, e.g. http://127.0.0.1:PORT */
+  url: string;
+  seen: Seen[];
+  /** Where requests are passed on to (a tap), or undefined (a trap); may be set later. */
+  forwardTo: string | undefined;
+  /** A tap that changes what it passes on: the body it forwards instead (it records the original). */
+  rewrite: ((body: string) => string) | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP server on loopback that records every request whole. With `forwardTo`, it passes each
+ * one on (headers and body unchanged) and answers what that server answered: a tap on the wire
+ * between a router and a node. Without, it answers as a node would, so that a router that sent it
+ * a call does not notice.
+ */
+export async function recorder(forwardTo?: string): Promise<Recorder> {
+  const seen: Seen[] = [];
+  // Assigned once the server listens; the handler reads it per request.
+  let self: Recorder;
+  const server: Server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body });
+      const target = self.forwardTo;
+      if (target === undefined) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ result: { content: [{ type: "text", text: "from the trap" }] } }));
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
+      fetch(`${target}${req.url ?? "/"}`, {
+        method: req.method ?? "GET",
+        headers,
+        ...(req.method === "POST" ? { body: self.rewrite ? self.rewrite(body) : body } : {}),
+      }).then(
+        async (r) => {
+          res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "" });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        },
+        () => res.writeHead(502).end(),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  self = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    forwardTo,
+    rewrite: undefined,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+  return self;
 }
