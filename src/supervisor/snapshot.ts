@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { type LogFn, silentLog } from "../core/log.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR } from "./assets.js";
-import { permissionFlag } from "./jail/permissions.js";
+import { grantSpellings, permissionFlag } from "./jail/permissions.js";
 
 export function defaultCacheDir(): string {
   const base =
@@ -164,8 +164,8 @@ async function verify(
 export function runBuilder(script: string, scriptArgs: string[], outFile: string): Promise<void> {
   const args = [
     permissionFlag(),
-    ...engineReadPaths().map((p) => `--allow-fs-read=${p}`),
-    `--allow-fs-write=${outFile}`,
+    ...grantSpellings(engineReadPaths()).map((p) => `--allow-fs-read=${p}`),
+    ...grantSpellings([outFile]).map((p) => `--allow-fs-write=${p}`),
     "--no-warnings",
     path.join(DIST_DIR, "guest", "engine-host", script),
     ...scriptArgs,

@@ -9,6 +9,7 @@ import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { HostWrapper } from "../../core/config.js";
 import { DIST_DIR, engineReadPaths } from "../assets.js";
+import { grantSpellings } from "./permissions.js";
 
 export const LAUNCHER_PATH = path.join(DIST_DIR, "..", "native", "build", "polybox-jail");
 /** Starts a native jail's interpreters in a Landlock domain of their own (native/guest-exec.c). */
@@ -81,7 +82,11 @@ export function parseStatus(text: string): JailStatus | null {
 }
 
 export interface JailSpec {
-  /** Host paths bound read-only at the same path inside. */
+  /**
+   * Host paths bound read-only at the same path inside, each in both spellings (as given, and
+   * resolved): a jailed program that resolves links, as Node's module loader does, finds the
+   * path it resolved to, and one that does not finds the path it was given.
+   */
   readOnly?: string[];
   /** A tmpfs of this many MiB at /workspace (the jail's private copy). */
   workspaceMb?: number;
@@ -104,7 +109,7 @@ export interface JailSpec {
 /** The launcher's command line for one jail running `command`. */
 export function jailArgs(spec: JailSpec, command: string[]): string[] {
   const args: string[] = [];
-  for (const p of spec.readOnly ?? []) args.push("--ro-bind", p);
+  for (const p of grantSpellings(spec.readOnly ?? [])) args.push("--ro-bind", p);
   if (spec.workspaceMb) args.push("--workspace-mb", String(spec.workspaceMb));
   if (spec.tmpMb !== undefined) args.push("--tmp-mb", String(spec.tmpMb));
   if (spec.cwd) args.push("--cwd", spec.cwd);
