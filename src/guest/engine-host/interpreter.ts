@@ -121,6 +121,11 @@ export class Interpreter {
       resourceLimits: {
         maxOldGenerationSizeMb: Math.max(64, memoryMb),
         maxYoungGenerationSizeMb: 32,
+        // The thread's stack, set here rather than left to Node's default (4 MiB) or the OS's
+        // (512 KiB for a macOS thread): QuickJS ends deep recursion with a catchable
+        // InternalError only while V8's stack outlasts its own limit, which takes 3 MiB; below
+        // that the worker dies (test/core/macos-traps.test.ts).
+        stackSizeMb: 8,
       },
     });
     // The engine's own prints (library warnings) are not guest output; drop them.
