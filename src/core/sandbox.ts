@@ -753,7 +753,7 @@ export class Sandbox {
 
   private async execute(
     language: Language,
-    base: Omit<RunRequest, "fullSync" | "sync">,
+    asked: Omit<RunRequest, "fullSync" | "sync">,
     options: RunOptions,
     session: string | null,
     extraWheels?: Wheel[],
@@ -761,24 +761,44 @@ export class Sandbox {
     const started = performance.now();
     this.lastUsedAt = Date.now();
     if (options.signal?.aborted) return cancelledBeforeStart();
+    const { limits } = asked;
     const notes: string[] = [];
+    // What the run fetches before its guest starts (wheels, a Wasmer package) counts against its
+    // timeout, and a cancel stops the wait: the guest gets what time is left.
+    const preparing = new Preparation(limits.timeoutMs, options.signal);
     let newWheels: Wheel[] = extraWheels ?? [];
-    if (language === "python" && !extraWheels) {
-      try {
-        newWheels = await this.wheelsFor(base.code, notes);
-      } catch (error) {
-        if (!isPolyboxError(error)) throw error;
-        return notStarted(
-          `the script's inline dependencies could not be installed: ${error.message}`,
-        );
+    let wasmerPackage: RunRequest["wasmerPackage"];
+    try {
+      if (language === "python" && !extraWheels) {
+        try {
+          newWheels = await preparing.wait(this.wheelsFor(asked.code, notes));
+        } catch (error) {
+          if (!isPolyboxError(error)) throw error;
+          return notStarted(
+            `the script's inline dependencies could not be installed: ${error.message}`,
+          );
+        }
       }
+      // A Wasmer package comes from the cache or the registry before the run starts; what it
+      // cannot fetch (unknown, refused, unreachable) is an error of the call, as a bad argument is.
+      if (options.wasmerPackage !== undefined)
+        wasmerPackage = await preparing.wait(
+          this.runtime.wasmerPackages.fetch(parseWasmerPackage(options.wasmerPackage)),
+        );
+    } catch (error) {
+      if (!(error instanceof Stopped)) throw error;
+      return error.why === "cancelled"
+        ? cancelledBeforeStart()
+        : notStarted(
+            limitMessage("timeout", limits, "fetching its packages took the whole time") ?? "",
+            "timeout",
+          );
     }
-    // A Wasmer package comes from the cache or the registry before the run starts; what it
-    // cannot fetch (unknown, refused, unreachable) is an error of the call, as a bad argument is.
-    const wasmerPackage =
-      options.wasmerPackage !== undefined
-        ? await this.runtime.wasmerPackages.fetch(parseWasmerPackage(options.wasmerPackage))
-        : undefined;
+    const timeLeft = preparing.timeLeft();
+    const base =
+      timeLeft < limits.timeoutMs
+        ? { ...asked, limits: { ...limits, timeoutMs: timeLeft } }
+        : asked;
     const host = this.host;
     await host.start(language as EngineLanguage);
     let stateLost = this.noticeHostRestart().has(language);
@@ -854,6 +874,15 @@ export class Sandbox {
       deadline,
       base.limits,
     );
+    // The guest's share was cut by what fetching took; the limit named is the run's own.
+    const said =
+      status === "timeout" && base.limits.timeoutMs !== limits.timeoutMs
+        ? limitMessage(
+            "timeout",
+            limits,
+            `${Math.round(limits.timeoutMs - base.limits.timeoutMs)} ms of it went to fetching packages`,
+          )
+        : message;
     this.lastUsedAt = Date.now();
     const rich = await collectRichOutput(this.workspace, filesChanged, result.displays);
     // A package the code imports but no source had is worth a note only if the import failed:
@@ -869,7 +898,7 @@ export class Sandbox {
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       truncated: result.truncated,
       filesChanged,
-      ...(message ? { message } : {}),
+      ...(said ? { message: said } : {}),
       ...(stateLost ? { stateLost: true } : {}),
       images: rich.images,
       displays: rich.displays,
@@ -1192,7 +1221,7 @@ function notStarted(message: string, status: RunResult["status"] = "error"): Run
     status,
     stdout: "",
     stderr: "",
-    exitCode: status === "cancelled" ? 130 : 1,
+    exitCode: exitCodeOf(status, 1),
     value: null,
     durationMs: 0,
     truncated: false,
@@ -1204,6 +1233,49 @@ function notStarted(message: string, status: RunResult["status"] = "error"): Run
 }
 
 const cancelledBeforeStart = () => notStarted("cancelled before it started", "cancelled");
+
+/** Why a run ended before its guest started. */
+class Stopped extends Error {
+  constructor(readonly why: "timeout" | "cancelled") {
+    super(why);
+  }
+}
+
+/**
+ * The part of a run before its guest starts. `wait` bounds each step by the run's timeout (and
+ * its cancel signal), counted from the start of the run; what a step left running (a download)
+ * ends by its own timeouts, into the cache.
+ */
+class Preparation {
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  timeLeft(): number {
+    return Math.max(1, this.timeoutMs - (Date.now() - this.startedAt));
+  }
+
+  async wait<T>(step: Promise<T>): Promise<T> {
+    const left = this.timeoutMs - (Date.now() - this.startedAt);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Stopped("timeout")), Math.max(0, left));
+      onAbort = () => reject(new Stopped("cancelled"));
+      if (this.signal?.aborted) onAbort();
+      else this.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([step, stopped]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) this.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}
 
 export interface OneShotOptions extends RunOptions {
   language: Language;
