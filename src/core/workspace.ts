@@ -133,6 +133,12 @@ export class Workspace {
   private bytes = 0;
   private readonly durable: boolean;
   private readonly charge: (bytes: number) => void;
+  /**
+   * On a case-insensitive host volume, each index path by its case-folded form (a value the
+   * index no longer has is stale and ignored); null until the volume is known to be one.
+   */
+  private folded: Map<string, string> | null = null;
+  private caseProbe: Promise<boolean> | null = null;
   generation = 0;
 
   constructor(
@@ -281,6 +287,12 @@ export class Workspace {
   private async newTarget(rel: string): Promise<string> {
     const problem = hostNameProblem(rel);
     if (problem) throw new Unstorable(rel, problem);
+    const twin = await this.caseTwin(rel);
+    if (twin !== null)
+      throw new Unstorable(
+        rel,
+        `the host's file system takes it for ${JSON.stringify(twin)}, which differs only in case`,
+      );
     const { host, found } = await this.target(rel);
     if (found) {
       const folded = rel.toLowerCase();
@@ -293,6 +305,25 @@ export class Workspace {
       );
     }
     return host;
+  }
+
+  /**
+   * The index's entry that `rel` (a path the index does not have) differs from only in case, when
+   * the host volume ignores case (probed once, see `caseInsensitiveAt`); null otherwise. Known
+   * before the host is asked, so that which of two such names is kept does not rest on what the
+   * host happens to hold.
+   */
+  private async caseTwin(rel: string): Promise<string | null> {
+    // Probed beside the home, so that the workspaces of one parent (the temp dir, a scope's named
+    // sandboxes) share one probe.
+    this.caseProbe ??= this.ownHome().then((home) => caseInsensitiveAt(path.dirname(home)));
+    if (!(await this.caseProbe)) return null;
+    if (this.folded === null) {
+      this.folded = new Map();
+      for (const k of this.entries.keys()) this.folded.set(k.toLowerCase(), k);
+    }
+    const twin = this.folded.get(rel.toLowerCase());
+    return twin !== undefined && twin !== rel && this.entries.has(twin) ? twin : null;
   }
 
   /** @internal The host path of one of the workspace's files, for a snapshot to link or copy. */
@@ -637,6 +668,7 @@ export class Workspace {
   private touch(relPath: string, entry: Omit<Entry, "gen">): void {
     this.generation++;
     this.entries.set(relPath, { ...entry, gen: this.generation });
+    this.folded?.set(relPath.toLowerCase(), relPath);
     this.removedAt.delete(relPath);
   }
 
@@ -695,6 +727,47 @@ export function hostNameProblem(
     if (problem) return part === rel ? problem : `${JSON.stringify(part)}: ${problem}`;
   }
   return null;
+}
+
+/** What the probe found, per directory it probed: workspaces' parents, a handful per process. */
+const caseProbes = new Map<string, Promise<boolean>>();
+let forcedCase: boolean | null = null;
+
+/**
+ * Whether the volume holding `dir` takes names that differ only in case for one name (APFS and
+ * NTFS as they come): a file made there under a lower-case name is looked up under its upper-case
+ * one. Asked once per directory and process; a probe that cannot be made answers false, leaving
+ * the check on each write (`newTarget`) to catch a twin.
+ */
+export function caseInsensitiveAt(dir: string): Promise<boolean> {
+  if (forcedCase !== null) return Promise.resolve(forcedCase);
+  let probe = caseProbes.get(dir);
+  if (!probe) {
+    probe = (async () => {
+      const name = `.polybox-case-${randomUUID().replace(/-/g, "")}`;
+      const lower = path.join(dir, name);
+      try {
+        await (await fs.open(lower, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600)).close();
+      } catch {
+        return false;
+      }
+      try {
+        return (await fs.lstat(path.join(dir, name.toUpperCase())).catch(() => null)) !== null;
+      } finally {
+        await fs.rm(lower, { force: true });
+      }
+    })();
+    caseProbes.set(dir, probe);
+  }
+  return probe;
+}
+
+/**
+ * For tests on a case-sensitive host (index.ts does not export it): what `caseInsensitiveAt`
+ * answers from now on (null: probe again). Workspaces that already probed keep what they found.
+ */
+export function forceCaseInsensitive(value: boolean | null): void {
+  forcedCase = value;
 }
 
 /** A path the host cannot store under its name: a run's change to it is left out with a note. */
