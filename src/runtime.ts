@@ -132,6 +132,7 @@ export class Runtime implements SandboxRuntime {
       pyodideDir: PYODIDE_DIR,
       pyodideCdn: options.pyodideCdn,
       cachedOnly: options.cachedOnly,
+      allowPrivateIndex: options.allowPrivateIndex,
       nativeTags: () => interpreterTags(this.native.pythonPath),
     });
     this.wasmerPackages = new WasmerPackageResolver({
@@ -139,6 +140,7 @@ export class Runtime implements SandboxRuntime {
       downloadHosts: options.wasmerDownloadHosts,
       cacheDir,
       cachedOnly: options.cachedOnly,
+      allowPrivateIndex: options.allowPrivateIndex,
     });
     const launcher = launcherReport();
     const jailHost = process.platform === "linux" && options.osJail !== false && launcher.available;

@@ -60,6 +60,7 @@ export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.en
     ...(flags.wasmerDownloadHosts !== undefined
       ? { wasmerDownloadHosts: flags.wasmerDownloadHosts }
       : {}),
+    ...(flags.allowPrivateIndex ? { allowPrivateIndex: true } : {}),
     ...(flags.pool ? { pool: flags.pool } : {}),
     ...(flags.isolation ? { isolation: flags.isolation } : {}),
     ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}),

@@ -36,6 +36,7 @@ export async function warmupCommand(flags: Flags): Promise<number> {
     pool: { python: 0, javascript: 0, typescript: 0, bash: 0, ruby: 0, wasm: 0 },
     ...(sources.length > 0 ? { pythonPackages: sources } : {}),
     ...(flags.pyodideCdn !== undefined ? { pyodideCdn: flags.pyodideCdn } : {}),
+    ...(flags.allowPrivateIndex ? { allowPrivateIndex: true } : {}),
     ...(flags.nativePython ? { nativeInterpreters: { python: flags.nativePython } } : {}),
   });
   try {

@@ -160,6 +160,14 @@ export interface RuntimeOptions {
    */
   wasmerDownloadHosts?: string[];
   /**
+   * Whether the package sources named above (`pythonPackages` index URLs, `pyodideCdn`,
+   * `wasmerRegistry` and `wasmerDownloadHosts`) may be on a private or loopback network: a mirror
+   * inside the operator's network (default false: a source whose address is private, loopback or
+   * link-local is refused with PERMISSION_DENIED naming this option). Only the configured host and
+   * port are trusted there: links and redirects to any other private address stay refused.
+   */
+  allowPrivateIndex?: boolean;
+  /**
    * Where state that outlives the process lives: named sandboxes, snapshots (default: the
    * per-user state dir, see `defaultDataDir`). Nothing is written there until it is used.
    */

@@ -7,7 +7,9 @@
 // overrides the base URL). Files named in the lock file are checked against its sha256; wheels
 // from an index against the `#sha256=` its links carry. Downloads are cached per user: lock-file
 // wheels by sha256, index wheels by file name; `cachedOnly` refuses every download and serves
-// only local sources and that cache.
+// only local sources and that cache. Every request goes through the download policy
+// (download-policy.ts): a link or redirect an index hands over cannot send the server into its own
+// network, and a source on a private network is used only with `allowPrivateIndex`.
 //
 // WASM sandboxes get Pyodide's builds. Native sandboxes (target "native") get wheels for the
 // machine's own interpreter: only files whose tags it accepts (`nativeTags`), never the lock
@@ -18,7 +20,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
 import { sha256Hex, storeCacheFile } from "./cache-file.js";
-import { PolyboxError } from "./errors.js";
+import { type DownloadLabel, DownloadPolicy } from "./download-policy.js";
+import { isPolyboxError, PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
 import {
   bestVersion,
@@ -57,6 +60,11 @@ export interface PackageOptions {
   cachedOnly?: boolean | undefined;
   /** Native mode: the wheel tags the machine's interpreter accepts, best first. */
   nativeTags?: (() => Promise<readonly string[]>) | undefined;
+  /**
+   * Whether the index URLs and the Pyodide CDN may be on a private or loopback network (a
+   * mirror inside the operator's network). Only their own host and port are trusted there.
+   */
+  allowPrivateIndex?: boolean | undefined;
 }
 
 /** Which interpreter a package is for: Pyodide (WebAssembly) or the machine's own python3. */
@@ -67,6 +75,10 @@ export const PYODIDE_CDN = (version: string) =>
 
 /** How long one download (an index page or a wheel) may take before it is abandoned. */
 const DOWNLOAD_TIMEOUT_MS = 5 * 60_000;
+/** The largest index page read (PyPI's pages for projects with thousands of files are MiBs). */
+const MAX_INDEX_PAGE_BYTES = 64 * 1024 * 1024;
+/** The largest package file accepted (native wheels of machine-learning libraries are large). */
+const MAX_PACKAGE_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** A file name that is one plain path segment (index pages are untrusted text). */
 const isPlainFileName = (name: string) =>
@@ -148,6 +160,8 @@ export class PackageResolver {
   readonly cdn: string;
   /** The wheel tags Pyodide accepts, from its lock file (undefined: pure Python first). */
   private readonly pyodideRanks: ReadonlyMap<string, number> | undefined;
+  /** Where downloads may connect: the configured sources, and public addresses. */
+  private readonly policy: DownloadPolicy;
 
   constructor(private readonly options: PackageOptions) {
     this.lock = readLock(options.pyodideDir);
@@ -164,6 +178,10 @@ export class PackageResolver {
         `pyodideCdn must be an http(s) URL, got ${JSON.stringify(this.cdn)}`,
         { details: { limit: "pyodideCdn", value: this.cdn } },
       );
+    this.policy = new DownloadPolicy({
+      origins: [...options.sources.filter((s) => /^https?:\/\//.test(s)), this.cdn],
+      allowPrivate: options.allowPrivateIndex,
+    });
   }
 
   /** The per-user cache of downloaded wheels. */
@@ -392,22 +410,30 @@ export class PackageResolver {
     ranks?: ReadonlyMap<string, number>,
   ): Promise<Wheel | null> {
     const page = new URL(`${key}/`, index.endsWith("/") ? index : `${index}/`).href;
-    const response = await fetch(page, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) }).catch(
-      (e: unknown) => {
+    const response = await this.policy
+      .fetch(page, label(key), {
+        redirects: "follow",
+        maxBytes: MAX_INDEX_PAGE_BYTES,
+        signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+      })
+      .catch((e: unknown) => {
+        if (isPolyboxError(e)) throw e;
         throw new PolyboxError(
           "PACKAGE_NOT_FOUND",
           `could not reach ${page} for Python package "${key}": ${String(e)}`,
+          { cause: e },
         );
-      },
-    );
+      });
     if (response.status === 404) return null;
-    if (!response.ok)
+    if (response.status < 200 || response.status > 299)
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
         `${page} answered ${response.status} for Python package "${key}"`,
       );
+    // Relative links are relative to the page the last redirect reached.
+    const listed = links(new TextDecoder().decode(response.body), response.url);
     const candidates: (Candidate & { url: URL })[] = [];
-    for (const url of links(await response.text(), page)) {
+    for (const url of listed) {
       let fileName: string;
       try {
         fileName = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1));
@@ -447,21 +473,27 @@ export class PackageResolver {
 
   /** The bytes at `url`; null for a 404 when `missingOk` (any other failure throws). */
   private async download(url: string, name: string, missingOk = false): Promise<Uint8Array | null> {
-    const response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) }).catch(
-      (e: unknown) => {
+    const response = await this.policy
+      .fetch(url, label(name), {
+        redirects: "follow",
+        maxBytes: MAX_PACKAGE_FILE_BYTES,
+        signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+      })
+      .catch((e: unknown) => {
+        if (isPolyboxError(e)) throw e;
         throw new PolyboxError(
           "PACKAGE_NOT_FOUND",
           `could not download Python package "${name}" from ${url}: ${String(e)}`,
+          { cause: e },
         );
-      },
-    );
+      });
     if (response.status === 404 && missingOk) return null;
-    if (!response.ok)
+    if (response.status < 200 || response.status > 299)
       throw new PolyboxError(
         "PACKAGE_NOT_FOUND",
         `could not download Python package "${name}" from ${url}: HTTP ${response.status}`,
       );
-    return new Uint8Array(await response.arrayBuffer());
+    return response.body;
   }
 
   private checkHash(
@@ -480,6 +512,12 @@ export class PackageResolver {
       );
     }
   }
+}
+
+/** A Python package as the download policy's messages and errors name it. */
+function label(name: string): DownloadLabel {
+  const key = normalizeName(name);
+  return { what: `Python package "${key}"`, package: key };
 }
 
 /** The wheel a lock-file entry names, with its checked bytes. */

@@ -9,7 +9,10 @@
 // `cachedOnly` refuses every request to the registry. A pin is the registry's: kept under a key
 // of the registry's URL and naming it inside, so a name pinned while the user's server asked one
 // registry is never what that name runs with another (which is asked, or under `cachedOnly`
-// refuses as not cached).
+// refuses as not cached). Every request goes through the download policy (download-policy.ts):
+// neither the registry nor the download URL it gives may be a private address, unless the
+// operator allowed a registry on a private network (`allowPrivateIndex`), and then only the
+// registry's own host and port (and the granted download hosts at their default ports).
 //
 // The registry answers GraphQL: `getPackageVersion(name, version)` and, of that version, the
 // WEBC distributions (`distribution(version: V3 | V2)`: `piritaDownloadUrl`,
@@ -19,7 +22,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { sha256Hex, storeCacheFile } from "./cache-file.js";
-import { PolyboxError } from "./errors.js";
+import { type Downloaded, type DownloadLabel, DownloadPolicy } from "./download-policy.js";
+import { isPolyboxError, PolyboxError } from "./errors.js";
 
 /** The public Wasmer registry's GraphQL endpoint. */
 export const WASMER_REGISTRY = "https://registry.wasmer.io/graphql";
@@ -44,6 +48,11 @@ export interface WasmerPackageOptions {
   cacheDir: string;
   /** Refuse every request to the registry: the package cache only. */
   cachedOnly?: boolean | undefined;
+  /**
+   * Whether the registry (and the download hosts granted with it) may be on a private or
+   * loopback network; only the registry's own host and port are trusted there.
+   */
+  allowPrivateIndex?: boolean | undefined;
   /** Called before each request to the registry's hosts (what was asked, for tests and logs). */
   onRequest?: ((url: string) => void) | undefined;
 }
@@ -118,6 +127,8 @@ export class WasmerPackageResolver {
   /** The cache's directory name for this registry's pins: the start of its URL's sha256. */
   private readonly registryKey: string;
   private readonly grantedHosts: ReadonlySet<string>;
+  /** Where requests may connect: public addresses, and the registry's own with the opt-in. */
+  private readonly policy: DownloadPolicy;
 
   constructor(private readonly options: WasmerPackageOptions) {
     const registry = httpUrl(options.registry ?? WASMER_REGISTRY, "wasmerRegistry");
@@ -130,6 +141,11 @@ export class WasmerPackageResolver {
       hostOf(new URL(this.registry)),
       ...extra.map((h) => h.toLowerCase().replace(/^\[|\]$/g, "")),
     ]);
+    this.policy = new DownloadPolicy({
+      origins: [this.registry],
+      hosts: extra,
+      allowPrivate: options.allowPrivateIndex,
+    });
   }
 
   /** Hosts package files may come from: the registry's and the download hosts granted with it. */
@@ -236,22 +252,23 @@ export class WasmerPackageResolver {
         { ...(cause === undefined ? {} : { cause }), details: { package: label } },
       );
     this.options.onRequest?.(this.registry);
-    let response: Response;
+    let response: Downloaded;
     try {
-      response = await fetch(this.registry, {
+      response = await this.policy.fetch(this.registry, wasmerLabel(label), {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify({ query, variables: { name: spec.name, version: spec.version } }),
+        redirects: "refuse",
+        maxBytes: MAX_ANSWER_BYTES,
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-        redirect: "error",
       });
     } catch (error) {
+      if (isPolyboxError(error)) throw error;
       throw unavailable(String(error), error);
     }
-    if (!response.ok) throw unavailable(`HTTP ${response.status}`);
-    const text = await readLimited(response, MAX_ANSWER_BYTES).catch((e: unknown) => {
-      throw unavailable(String(e), e);
-    });
+    if (response.status < 200 || response.status > 299)
+      throw unavailable(`HTTP ${response.status}`);
+    const text = response.body;
     let answer: unknown;
     try {
       answer = JSON.parse(new TextDecoder().decode(text));
@@ -311,40 +328,24 @@ export class WasmerPackageResolver {
         `could not download Wasmer package "${label}" from ${url.href}: ${why}`,
         { ...(cause === undefined ? {} : { cause }), details: { package: label } },
       );
-    let response: Response;
+    let response: Downloaded;
     try {
       // No redirects: a redirect could leave the granted hosts.
-      response = await fetch(url, {
+      response = await this.policy.fetch(url, wasmerLabel(label), {
+        redirects: "refuse",
+        maxBytes: MAX_WASMER_PACKAGE_BYTES,
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-        redirect: "error",
       });
     } catch (error) {
+      if (isPolyboxError(error)) throw error;
       throw failed(String(error), error);
     }
-    if (!response.ok) throw failed(`HTTP ${response.status}`);
-    return readLimited(response, MAX_WASMER_PACKAGE_BYTES).catch((e: unknown) => {
-      throw failed(String(e), e);
-    });
+    if (response.status < 200 || response.status > 299) throw failed(`HTTP ${response.status}`);
+    return response.body;
   }
 }
 
-/** A response body of at most `max` bytes (a longer one is refused while it streams). */
-async function readLimited(response: Response, max: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > max) throw new Error(`${declared} bytes is over the ${max}-byte limit`);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  if (!response.body) return new Uint8Array(0);
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    total += chunk.length;
-    if (total > max) throw new Error(`the body is over the ${max}-byte limit`);
-    chunks.push(chunk);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+/** A Wasmer package as the download policy's messages and errors name it. */
+function wasmerLabel(label: string): DownloadLabel {
+  return { what: `Wasmer package "${label}"`, package: label };
 }

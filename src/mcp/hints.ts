@@ -26,6 +26,7 @@ const FLAGS: Record<string, string> = {
   pyodideCdn: "--pyodide-cdn",
   wasmerRegistry: "--wasmer-registry",
   wasmerDownloadHosts: "--wasmer-download-host",
+  allowPrivateIndex: "--allow-private-index",
   "nativeInterpreters.python": "--native-python",
   "nativeInterpreters.bash": "--native-bash",
   "nativeInterpreters.node": "--native-node",

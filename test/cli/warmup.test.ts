@@ -102,7 +102,7 @@ describe("polybox warmup and --cached-only", () => {
     const home = freshCache();
     requests = [];
     const warm = await polybox(
-      ["warmup", `--python-packages=${origin}/simple/,polybox-warm`],
+      ["warmup", "--allow-private-index", `--python-packages=${origin}/simple/,polybox-warm`],
       home,
     );
     expect(warm.code, warm.stderr).toBe(0);
@@ -121,7 +121,12 @@ describe("polybox warmup and --cached-only", () => {
   it("warmup fetches Pyodide's packages without --allow-net and refuses bytes the lock file does not name", async () => {
     requests = [];
     const r = await polybox(
-      ["warmup", "--python-packages=micropip", `--pyodide-cdn=${origin}/cdn/`],
+      [
+        "warmup",
+        "--allow-private-index",
+        "--python-packages=micropip",
+        `--pyodide-cdn=${origin}/cdn/`,
+      ],
       freshCache(),
     );
     expect(r.code).toBe(1);

@@ -116,6 +116,8 @@ const resolver = (cacheDir: string, cachedOnly = false) =>
     pyodideDir: distribution,
     pyodideCdn: base,
     cachedOnly,
+    // The stand-in CDN is on loopback: the opt-in for a package source on a private network.
+    allowPrivateIndex: true,
   });
 const req = (text: string) => [parseRequirement(text)];
 
@@ -208,6 +210,7 @@ describe("a runtime with the installed Pyodide's lock file", () => {
   it("downloads a lock-file package with no network grant and checks it (a forged micropip is refused)", async () => {
     const rt = await testRuntime({
       pyodideCdn: base,
+      allowPrivateIndex: true,
       cacheDir: mkdtempSync(path.join(tmp, "cache-")),
       pool: { python: 0, javascript: 0, bash: 0 },
     });
@@ -228,6 +231,7 @@ describe("a runtime with the installed Pyodide's lock file", () => {
   it("cachedOnly: no request at all, and a typed error naming the package", async () => {
     const rt = await testRuntime({
       pyodideCdn: base,
+      allowPrivateIndex: true,
       cachedOnly: true,
       cacheDir: mkdtempSync(path.join(tmp, "cache-")),
       pool: { python: 1, javascript: 0, bash: 0 },

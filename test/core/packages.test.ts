@@ -59,6 +59,7 @@ let local: Runtime;
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // On loopback: runtimes that use it opt in with allowPrivateIndex (a mirror on a private network).
   index = `http://${host}/simple/`;
   local = await testRuntime({
     pythonPackages: [dir],
@@ -240,6 +241,7 @@ describe("python packages over the network", () => {
   it("chooses among an index's versions by PEP 440 and honours pins", async () => {
     const rt = await testRuntime({
       pythonPackages: [index],
+      allowPrivateIndex: true,
       cacheDir: mkdtempSync(path.join(os.tmpdir(), "polybox-cache-")),
       pool: { python: 1, javascript: 0, bash: 0 },
     });
@@ -265,6 +267,7 @@ describe("python packages over the network", () => {
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));
     const rt = await testRuntime({
       pythonPackages: [index],
+      allowPrivateIndex: true,
       cacheDir,
       pool: { python: 1, javascript: 0, bash: 0 },
     });
@@ -294,6 +297,7 @@ describe("python packages over the network", () => {
     const cacheDir = mkdtempSync(path.join(os.tmpdir(), "polybox-cache-"));
     const options = {
       pythonPackages: [index],
+      allowPrivateIndex: true,
       cacheDir,
       pool: { python: 1, javascript: 0, bash: 0 },
     };

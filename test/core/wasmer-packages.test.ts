@@ -152,6 +152,8 @@ beforeAll(async () => {
     pythonSnapshot: false,
     cacheDir,
     wasmerRegistry: registryUrl,
+    // The stand-in registry is on loopback: the opt-in for a registry on a private network.
+    allowPrivateIndex: true,
   });
   sb = await Sandbox.create({ runtime });
 }, 120_000);
@@ -292,6 +294,7 @@ describe("refusals, with stable codes", () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const resolver = new WasmerPackageResolver({
       registry: `http://127.0.0.1:${deadPort}/graphql`,
+      allowPrivateIndex: true,
       cacheDir: mkdtempSync(path.join(tmp, "cache-")),
     });
     const error = await resolver
@@ -304,7 +307,12 @@ describe("refusals, with stable codes", () => {
 describe("cachedOnly", () => {
   it("serves a pinned package from the cache with no request; without it, refuses naming the package", async () => {
     // The runtime's cache holds polybox/tool from the first test.
-    const cached = new WasmerPackageResolver({ registry: registryUrl, cacheDir, cachedOnly: true });
+    const cached = new WasmerPackageResolver({
+      registry: registryUrl,
+      cacheDir,
+      cachedOnly: true,
+      allowPrivateIndex: true,
+    });
     seen.length = 0;
     const hit = await cached.fetch({ name: "polybox/tool", version: "1.0.0" });
     expect(hit.sha256).toBe(sha(TOOL_WEBC));
@@ -312,6 +320,7 @@ describe("cachedOnly", () => {
     expect(seen).toEqual([]);
     const empty = new WasmerPackageResolver({
       registry: registryUrl,
+      allowPrivateIndex: true,
       cacheDir: mkdtempSync(path.join(tmp, "cache-")),
       cachedOnly: true,
     });
@@ -327,7 +336,11 @@ describe("cachedOnly", () => {
 
   it("T31 a cache file changed on disk is not trusted: fetched again", async () => {
     const dir = mkdtempSync(path.join(tmp, "cache-"));
-    const resolver = new WasmerPackageResolver({ registry: registryUrl, cacheDir: dir });
+    const resolver = new WasmerPackageResolver({
+      registry: registryUrl,
+      cacheDir: dir,
+      allowPrivateIndex: true,
+    });
     await resolver.fetch({ name: "polybox/tool", version: "1.0.0" });
     const { writeFileSync } = await import("node:fs");
     writeFileSync(path.join(dir, "wasmer", "blobs", `${sha(TOOL_WEBC)}.webc`), "tampered");
@@ -359,9 +372,12 @@ describe("the same field through MCP and the CLI", () => {
   const COLD = "--pool=python=0,javascript=0,typescript=0,bash=0,ruby=0,wasm=0,wasix=0";
 
   it("MCP: create_run_close and execute_code take wasmer_package", async () => {
-    const server = await stdioServer([COLD, `--wasmer-registry=${registryUrl}`], {
-      XDG_CACHE_HOME: ownCache(),
-    });
+    const server = await stdioServer(
+      [COLD, `--wasmer-registry=${registryUrl}`, "--allow-private-index"],
+      {
+        XDG_CACHE_HOME: ownCache(),
+      },
+    );
     try {
       const once = await call(server.client, "create_run_close", {
         language: "wasix",
@@ -415,21 +431,31 @@ describe("the same field through MCP and the CLI", () => {
       });
     const xdg = ownCache();
     const registryFlag = `--wasmer-registry=${registryUrl}`;
+    const privateFlag = "--allow-private-index";
     // Not cached yet and downloads off: refused, naming the package.
     const offline = await polybox(
-      ["--cached-only", registryFlag, "--wasmer-package", "polybox/tool@1.0.0"],
+      ["--cached-only", registryFlag, privateFlag, "--wasmer-package", "polybox/tool@1.0.0"],
       xdg,
     );
     expect(offline.code).not.toBe(0);
     expect(offline.stderr).toMatch(/PACKAGE_NOT_CACHED|not in the package cache/);
     const first = await polybox(
-      [registryFlag, "--wasmer-package", "polybox/tool@1.0.0", "hello", "--", "x", "y"],
+      [
+        registryFlag,
+        privateFlag,
+        "--wasmer-package",
+        "polybox/tool@1.0.0",
+        "hello",
+        "--",
+        "x",
+        "y",
+      ],
       xdg,
     );
     expect(first).toMatchObject({ code: 7, stdout: "hello from a package: x y\n" });
     // Now pinned in this cache: --cached-only runs it.
     const cached = await polybox(
-      ["--cached-only", registryFlag, "--wasmer-package", "polybox/tool@1.0.0"],
+      ["--cached-only", registryFlag, privateFlag, "--wasmer-package", "polybox/tool@1.0.0"],
       xdg,
     );
     expect(cached).toMatchObject({ code: 7, stdout: "hello from a package:\n" });

@@ -4,6 +4,7 @@
 // Two loopback registry stand-ins answer the same GraphQL query as the public registry, each with
 // different bytes under the same name and version. The resolver hands bytes over unread, so the
 // bytes need not be a real WEBC file here (test/core/wasmer-packages.test.ts runs real ones).
+// Both are on loopback, so each resolver opts in with allowPrivateIndex.
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -84,11 +85,20 @@ afterAll(async () => {
 describe("a pin made against one registry", () => {
   it("is not used for another: cachedOnly refuses, naming the package, and asks nobody", async () => {
     const cacheDir = mkdtempSync(path.join(tmp, "cache-"));
-    const fromA = await new WasmerPackageResolver({ registry: A.url, cacheDir }).fetch(SPEC);
+    const fromA = await new WasmerPackageResolver({
+      registry: A.url,
+      cacheDir,
+      allowPrivateIndex: true,
+    }).fetch(SPEC);
     expect(fromA.sha256).toBe(sha(A.bytes));
     A.seen.length = 0;
     B.seen.length = 0;
-    const error = await new WasmerPackageResolver({ registry: B.url, cacheDir, cachedOnly: true })
+    const error = await new WasmerPackageResolver({
+      registry: B.url,
+      cacheDir,
+      cachedOnly: true,
+      allowPrivateIndex: true,
+    })
       .fetch(SPEC)
       .then(
         (p) => p,
@@ -103,6 +113,7 @@ describe("a pin made against one registry", () => {
     // A's pin still serves A, from the cache.
     const again = await new WasmerPackageResolver({
       registry: A.url,
+      allowPrivateIndex: true,
       cacheDir,
       cachedOnly: true,
     }).fetch(SPEC);
@@ -111,9 +122,15 @@ describe("a pin made against one registry", () => {
 
   it("is not used for another: without cachedOnly, the other registry is asked and pinned apart", async () => {
     const cacheDir = mkdtempSync(path.join(tmp, "cache-"));
-    await new WasmerPackageResolver({ registry: A.url, cacheDir }).fetch(SPEC);
+    await new WasmerPackageResolver({ registry: A.url, cacheDir, allowPrivateIndex: true }).fetch(
+      SPEC,
+    );
     B.seen.length = 0;
-    const fromB = await new WasmerPackageResolver({ registry: B.url, cacheDir }).fetch(SPEC);
+    const fromB = await new WasmerPackageResolver({
+      registry: B.url,
+      cacheDir,
+      allowPrivateIndex: true,
+    }).fetch(SPEC);
     expect(fromB.sha256).toBe(sha(B.bytes));
     expect(sha(fromB.data)).toBe(sha(B.bytes));
     expect(B.seen).toEqual([`query polybox/tool@1.0.16`, `GET /webc/${sha(B.bytes)}.webc`]);
@@ -123,6 +140,7 @@ describe("a pin made against one registry", () => {
     for (const r of [A, B]) {
       const cached = await new WasmerPackageResolver({
         registry: r.url,
+        allowPrivateIndex: true,
         cacheDir,
         cachedOnly: true,
       }).fetch(SPEC);
@@ -133,7 +151,9 @@ describe("a pin made against one registry", () => {
 
   it("a spelling of the same registry URL that the URL parser makes equal shares the pin", async () => {
     const cacheDir = mkdtempSync(path.join(tmp, "cache-"));
-    await new WasmerPackageResolver({ registry: A.url, cacheDir }).fetch(SPEC);
+    await new WasmerPackageResolver({ registry: A.url, cacheDir, allowPrivateIndex: true }).fetch(
+      SPEC,
+    );
     const cached = await new WasmerPackageResolver({
       registry: A.url.replace("http://127.0.0.1", "HTTP://0x7F.0.0.1"),
       cacheDir,

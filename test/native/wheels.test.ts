@@ -118,11 +118,13 @@ beforeAll(async () => {
     { fileName: "polybox_cext-3.0.0.tar.gz", data: sdist, sha256: sha(sdist) },
   ];
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // On loopback: runtimes that use it opt in with allowPrivateIndex (a mirror on a private network).
   index = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`;
   tags = await interpreterTags(PYTHON);
   rt = await testRuntime({
     isolation: "auto",
     pythonPackages: [index],
+    allowPrivateIndex: true,
     cacheDir: mkdtempSync(path.join(tmp, "cache-")),
     pool: { python: 0, javascript: 0, bash: 0 },
   });
@@ -217,6 +219,7 @@ describe.runIf(buildable)("native wheels", () => {
     const online = await testRuntime({
       isolation: "auto",
       pythonPackages: [index],
+      allowPrivateIndex: true,
       cacheDir,
       pool,
     });
