@@ -6,6 +6,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { PolyboxError } from "../core/errors.js";
+import { allowedHostEnv } from "../core/host-env.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
 import { run } from "../core/sandbox.js";
 import { HostFiles } from "../core/upload.js";
@@ -93,7 +94,7 @@ export async function runCommand(flags: Flags): Promise<number> {
       ...(flags.wasmerPackage !== undefined ? { wasmerPackage: flags.wasmerPackage } : {}),
       runtime,
       signal: controller.signal,
-      env: pickEnv(flags.allowEnv),
+      env: allowedHostEnv(flags.allowEnv),
       onOutput: (stream, text) =>
         (stream === "stdout" ? process.stdout : process.stderr).write(text),
     });
@@ -105,15 +106,6 @@ export async function runCommand(flags: Flags): Promise<number> {
     process.off("SIGTERM", interrupt);
     await runtime.close();
   }
-}
-
-/** Host environment variables the user allowed with --allow-env ("*" = all). */
-function pickEnv(names: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && (names.includes("*") || names.includes(name))) out[name] = value;
-  }
-  return out;
 }
 
 /**

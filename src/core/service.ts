@@ -11,6 +11,7 @@
 
 import { randomUUID } from "node:crypto";
 import { isPolyboxError, PolyboxError } from "./errors.js";
+import { allowedHostEnv } from "./host-env.js";
 import { humanDuration } from "./human.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import {
@@ -181,7 +182,7 @@ export class SandboxService {
     );
     this.keptOutputs = new KeptOutputs({ retentionMs: this.jobs.retentionMs });
     this.hostFiles = new HostFiles(this.runtime.permissions.read);
-    this.guestEnv = pickEnv(this.runtime.permissions.env);
+    this.guestEnv = allowedHostEnv(this.runtime.permissions.env);
   }
 
   /** Runs code and waits for the result. Admission errors (busy, rate limit) throw. */
@@ -689,14 +690,4 @@ function accountOf(caller: Caller): string {
  */
 function scopeOf(caller: Caller): string {
   return caller.scope ?? `owner:${caller.owner}`;
-}
-
-/** The host's values of the environment variables the operator allowed ("*" = all of them). */
-function pickEnv(names: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  const all = names.includes("*");
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && (all || names.includes(name))) out[name] = value;
-  }
-  return out;
 }

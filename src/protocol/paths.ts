@@ -1,6 +1,9 @@
 // Which workspace-relative paths an engine may report, and which of them the workspace stores.
 // Both sides load this module (the native agent too), so it imports nothing.
 
+/** Where every engine, in either mode, shows the guest its workspace. */
+export const GUEST_WORKSPACE = "/workspace";
+
 /** Longest file name a host file system takes (bytes per path component). */
 export const MAX_NAME_BYTES = 255;
 

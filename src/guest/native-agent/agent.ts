@@ -33,12 +33,12 @@ import {
   readLines,
   type ToAgent,
 } from "../../protocol/native-wire.js";
+import { GUEST_WORKSPACE as WORKSPACE } from "../../protocol/paths.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../engines/common/mirror.js";
 import { OutputSink } from "../engines/common/output.js";
 import { BASH_DRIVER, NODE_DRIVER, PYTHON_DRIVER } from "./drivers.js";
 import { GuestProxy } from "./proxy.js";
 
-const WORKSPACE = "/workspace";
 const MIB = 1024 * 1024;
 
 interface Paths {

@@ -2,9 +2,8 @@
 // resolved against /workspace and clamped to it: the guest's `fs` sees only the workspace. Sizes
 // are counted so that writes past the workspace quota fail with ENOSPC inside the guest.
 
+import { GUEST_WORKSPACE as ROOT } from "../../../protocol/paths.js";
 import type { GuestEntry, GuestFs } from "../common/mirror.js";
-
-export const ROOT = "/workspace";
 
 export class FsError extends Error {
   constructor(

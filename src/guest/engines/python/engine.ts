@@ -12,13 +12,12 @@ import type {
   WorkerInit,
 } from "../../../protocol/messages.js";
 import type { NetReply } from "../../../protocol/net.js";
+import { GUEST_WORKSPACE as ROOT } from "../../../protocol/paths.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { type NetCall, netFailure, realmFetch } from "../common/net.js";
 import { RUNNER_BOOT, RUNNER_SOURCE } from "./runner.py.js";
 import { STATE_SOURCE } from "./state.py.js";
-
-const ROOT = "/workspace";
 
 type PyFS = PyodideAPI["FS"];
 

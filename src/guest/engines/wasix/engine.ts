@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Process, type Sandbox, Wasmer } from "@wasmer/sdk/node";
 import type { RunRequest, WorkerInit } from "../../../protocol/messages.js";
+import { GUEST_WORKSPACE as ROOT } from "../../../protocol/paths.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { capMemory, InitialMemoryError, ModuleFormatError } from "../wasi/memory-cap.js";
@@ -22,7 +23,6 @@ import { modulePath } from "../wasi/wasm.js";
 import { WebcFormatError, webcAtoms } from "./webc-atoms.js";
 
 const MIB = 1024 * 1024;
-const ROOT = "/workspace";
 /** Import modules a guest may use: the system calls, nothing of the sdk's other bridges. */
 const SYSCALL_MODULES = new Set([
   "wasi_snapshot_preview1",
