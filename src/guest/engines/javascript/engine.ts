@@ -44,9 +44,10 @@ import { loadTypeStripper } from "./typescript.js";
  * Node's util.inspect and util.format for other runtimes, read once per worker, at boot. It
  * collects the intrinsics it uses at load, `Atomics` among them, which QuickJS lacks: a stand-in
  * lives exactly as long as that takes. It also checks values against `URL`, which QuickJS lacks
- * too: a private class of that name, which no value is an instance of, answers it.
+ * too: a private class of that name, which no value is an instance of, answers it. A promise's
+ * state, which Node's inspect reads from V8, it reads from QuickJS through the host.
  */
-const INSPECT_SOURCE = `(function (URL) {
+const INSPECT_SOURCE = `(function (URL, promiseState) {
   const stub = typeof Atomics === "undefined";
   if (stub) globalThis.Atomics = {};
   try {
@@ -54,7 +55,7 @@ ${asNode20(readFileSync(createRequire(import.meta.url).resolve("node-inspect-ext
   } finally {
     if (stub) delete globalThis.Atomics;
   }
-}).call(globalThis, class URL {})`;
+}).call(globalThis, class URL {}, globalThis.__polybox.promiseState)`;
 
 /**
  * node-inspect-extracted follows a newer Node than 20 in two places: it prints an ArrayBuffer's
@@ -71,6 +72,11 @@ function asNode20(source: string): string {
     ['`${t.stylize(`[${r}]`,"string")}: ${i}`', '`${an(e)?t.stylize(`[${r}]`,"string"):r}: ${i}`'],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
     ['s=t.stylize(e,"symbol")}', 's=`[${t.stylize(e,"symbol")}]`}'],
+    // Settled promises print their value, as `Promise { 5 }` (the package has no engine to ask).
+    [
+      "getPromiseDetails:()=>[g,void 0]",
+      "getPromiseDetails:(t)=>{const s=promiseState(t);return s[0]===1?[0,s[1]]:s[0]===2?[h,s[1]]:[g,void 0]}",
+    ],
   ];
   for (const [from, to] of edits) {
     if (!source.includes(from))
@@ -92,6 +98,8 @@ function imageBuild(quickjsBuild: string): string {
 
 /** QuickJS's JS_EVAL_FLAG_ASYNC: top-level await in a script; the result is a promise of {value}. */
 const EVAL_FLAG_ASYNC = 1 << 7;
+/** QuickJS's JS_EVAL_FLAG_COMPILE_ONLY: parse and compile, run nothing. */
+const EVAL_FLAG_COMPILE_ONLY = 1 << 5;
 const MB = 1024 * 1024;
 
 /** The JavaScript engine, and how its interpreter was set up. */
@@ -140,6 +148,28 @@ export async function createEngine(
   let current: RunContext | null = null;
   let stdin = "";
   const timers = new Map<number, NodeJS.Timeout>();
+  const immediates = new Map<number, NodeJS.Immediate>();
+  /**
+   * Under Node a timer set in a callback never runs before an immediate set in that callback
+   * (or earlier): the immediates' check phase comes first. The guest's callbacks run slower than
+   * Node's, long enough for a short timer to come due in the same timers phase, so a timer that
+   * comes due while such an immediate is pending is held until it has run. `turn` numbers the
+   * guest's callbacks (0 is the program itself); `createdIn` says in which each was set.
+   */
+  let turn = 0;
+  const createdIn = new Map<number, number>();
+  const held: number[] = [];
+  const heldBack = (id: number): boolean => {
+    const setIn = createdIn.get(id) ?? 0;
+    for (const immediate of immediates.keys())
+      if ((createdIn.get(immediate) ?? 0) <= setIn) return true;
+    return false;
+  };
+  const becomeDue = (id: number) => {
+    createdIn.delete(id);
+    due.push(id);
+    wake?.();
+  };
   let wake: (() => void) | null = null;
   const due: number[] = [];
 
@@ -157,18 +187,37 @@ export async function createEngine(
       return text;
     },
     setTimer: (id, ms) => {
+      createdIn.set(id, turn);
       timers.set(
         id,
         setTimeout(() => {
           timers.delete(id);
-          due.push(id);
-          wake?.();
+          if (heldBack(id)) held.push(id);
+          else becomeDue(id);
         }, ms),
+      );
+    },
+    setImmediate: (id) => {
+      createdIn.set(id, turn);
+      immediates.set(
+        id,
+        setImmediate(() => {
+          immediates.delete(id);
+          becomeDue(id);
+          for (const timer of held.filter((t) => !heldBack(t))) {
+            held.splice(held.indexOf(timer), 1);
+            becomeDue(timer);
+          }
+        }),
       );
     },
     clearTimer: (id) => {
       clearTimeout(timers.get(id));
       timers.delete(id);
+      clearImmediate(immediates.get(id));
+      immediates.delete(id);
+      createdIn.delete(id);
+      if (held.includes(id)) held.splice(held.indexOf(id), 1);
     },
   });
   const memory = module.getWasmMemory();
@@ -309,18 +358,63 @@ export async function createEngine(
       wake = null;
     });
 
+  /**
+   * The program as Node would run it (the prelude's `prepare` says how), if that compiles; as it
+   * was otherwise, so that a misreading of its text never stops a program that would run.
+   */
+  const prepared = (code: string, hadImports: boolean, filename: string): string => {
+    const prepare = ctx.getProp(prelude, "prepare");
+    const text = ctx.newString(code);
+    const r = ctx.callFunction(prepare, ctx.undefined, text, hadImports ? ctx.true : ctx.false);
+    prepare.dispose();
+    text.dispose();
+    if (r.error) {
+      r.error.dispose();
+      return code;
+    }
+    const out = ctx.getString(r.value);
+    r.value.dispose();
+    if (out === code) return code;
+    const compiled = ctx.evalCode(out, filename, EVAL_FLAG_ASYNC | EVAL_FLAG_COMPILE_ONLY);
+    if (compiled.error) {
+      compiled.error.dispose();
+      return code;
+    }
+    compiled.value.dispose();
+    return out;
+  };
+
+  /** Node's order after each callback: the nextTick queue, then promise jobs, until both are empty. */
+  const runMicrotasks = (): QuickJSHandle | null => {
+    const runTicks = ctx.getProp(prelude, "runTicks");
+    try {
+      for (;;) {
+        const ticked = ctx.callFunction(runTicks, ctx.undefined);
+        if (ticked.error) return ticked.error;
+        const ran = ctx.getNumber(ticked.value);
+        ticked.value.dispose();
+        const jobs = runtime.executePendingJobs();
+        if (jobs.error) return jobs.error;
+        if (ran === 0 && jobs.value === 0) return null;
+      }
+    } finally {
+      runTicks.dispose();
+    }
+  };
+
   const drainJobs = (run: RunContext): QuickJSHandle | null => {
-    const jobs = runtime.executePendingJobs();
-    if (jobs.error) return jobs.error;
+    const jobs = runMicrotasks();
+    if (jobs) return jobs;
     while (due.length > 0) {
       const id = due.shift()!;
+      turn++;
       const idHandle = ctx.newNumber(id);
       const r = ctx.callFunction(fire, ctx.undefined, idHandle);
       idHandle.dispose();
       if (r.error) return r.error;
       r.value.dispose();
-      const more = runtime.executePendingJobs();
-      if (more.error) return more.error;
+      const more = runMicrotasks();
+      if (more) return more;
       if (Date.now() >= run.deadline) break;
     }
     return null;
@@ -392,6 +486,7 @@ export async function createEngine(
     },
     dispose() {
       for (const timer of timers.values()) clearTimeout(timer);
+      for (const immediate of immediates.values()) clearImmediate(immediate);
       for (const handle of [fire, setEnv, inspect, exitSignal, prelude]) handle.dispose();
       ctx.dispose();
       runtime.dispose();
@@ -415,9 +510,11 @@ export async function createEngine(
           }
           source = stripped.code;
         }
+        const filename = stripTypes ? "main.ts" : "main.js";
+        const code = rewriteImports(source);
         const evaluated = ctx.evalCode(
-          rewriteImports(source),
-          stripTypes ? "main.ts" : "main.js",
+          prepared(code, code !== source, filename),
+          filename,
           EVAL_FLAG_ASYNC,
         );
         if (evaluated.error) return failure(evaluated.error, run);
@@ -434,20 +531,33 @@ export async function createEngine(
       } finally {
         for (const timer of timers.values()) clearTimeout(timer);
         timers.clear();
+        for (const immediate of immediates.values()) clearImmediate(immediate);
+        immediates.clear();
+        held.length = 0;
+        createdIn.clear();
         due.length = 0;
         current = null;
       }
     },
   };
 
+  function pendingTimers(): number {
+    return timers.size + immediates.size + held.length;
+  }
+
   /** Runs jobs and timers until the script's promise settles and no timer is left. */
   async function settle(promise: QuickJSHandle, run: RunContext): Promise<EngineOutcome> {
+    // An error thrown before the program's first await ends it there, as in Node: no nextTick
+    // callback and no promise job runs after it.
+    const first = ctx.getPromiseState(promise);
+    if (first.type === "rejected") return failure(first.error, run);
+    if (first.type === "fulfilled") first.value.dispose();
     for (;;) {
       const thrown = drainJobs(run);
       if (thrown) return failure(thrown, run);
       const state = ctx.getPromiseState(promise);
       if (state.type === "rejected") return failure(state.error, run);
-      if (state.type === "fulfilled" && timers.size === 0 && due.length === 0) {
+      if (state.type === "fulfilled" && pendingTimers() === 0 && due.length === 0) {
         const value = ctx.getProp(state.value, "value");
         state.value.dispose();
         const text = ctx.typeof(value) === "undefined" ? null : describe(value);
@@ -459,7 +569,7 @@ export async function createEngine(
         return { exitCode, value: text };
       }
       if (state.type === "fulfilled") state.value.dispose();
-      if (state.type === "pending" && timers.size === 0 && due.length === 0) {
+      if (state.type === "pending" && pendingTimers() === 0 && due.length === 0) {
         run.output.write(
           "stderr",
           "Uncaught Error: top-level await never settled (nothing left to wait for)\n",
@@ -610,6 +720,7 @@ interface HostHooks {
   display(item: Display): void;
   stdin(): string;
   setTimer(id: number, ms: number): void;
+  setImmediate(id: number): void;
   clearTimer(id: number): void;
 }
 
@@ -678,6 +789,28 @@ function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
   fn("setTimer", (id, ms) => {
     hooks.setTimer(ctx.getNumber(id!), Math.max(0, Math.min(ctx.getNumber(ms!), 2 ** 31 - 1)));
     return undefined;
+  });
+  fn("setImmediate", (id) => {
+    hooks.setImmediate(ctx.getNumber(id!));
+    return undefined;
+  });
+  // A promise's state and its value or reason, for inspect: [0] pending, [1, value], [2, reason].
+  fn("promiseState", (promise) => {
+    const out = ctx.newArray();
+    const state = ctx.getPromiseState(promise!);
+    const set = (i: number, handle: QuickJSHandle) => {
+      ctx.setProp(out, i, handle);
+      handle.dispose();
+    };
+    if (state.type === "pending") set(0, ctx.newNumber(0));
+    else if (state.type === "rejected") {
+      set(0, ctx.newNumber(2));
+      set(1, state.error);
+    } else if (!state.notAPromise) {
+      set(0, ctx.newNumber(1));
+      set(1, state.value);
+    } else set(0, ctx.newNumber(0));
+    return out;
   });
   fn("clearTimer", (id) => {
     hooks.clearTimer(ctx.getNumber(id!));

@@ -41,6 +41,7 @@ export const PRELUDE_SOURCE = String.raw`
   // (brackets around a stack with no frames, the error's own properties after it).
   Object.defineProperty(Error.prototype, nodeUtil.inspect.custom, {
     value(depth, options) {
+      fixError(this);
       // Node's own errors (AssertionError here) show their code beside their name.
       const head = String(this.name) + (this instanceof AssertionError ? " [" + this.code + "]" : "") + ": " + String(this.message);
       const frames = typeof this.stack === "string" ? this.stack.trimEnd() : "";
@@ -598,11 +599,14 @@ export const PRELUDE_SOURCE = String.raw`
       for (const id of timers.keys()) host.clearTimer(id);
       timers.clear();
       intervals.clear();
+      ticks.length = 0;
       throw exitSignal;
     },
     stdout: { write: (s) => (write("stdout", String(s)), true), isTTY: false, columns: 80 },
     stderr: { write: (s) => (write("stderr", String(s)), true), isTTY: false, columns: 80 },
-    nextTick: (fn, ...args) => { queueMicrotask(() => fn(...args)); },
+    // Node runs the nextTick queue before the promise jobs, whenever a callback has returned:
+    // the engine calls runTicks then, and again once the jobs are done, until both are empty.
+    nextTick: (fn, ...args) => { if (typeof fn !== "function") throw argError('The "callback" argument must be of type function. Received ' + nodeUtil.inspect(fn)); ticks.push(() => fn(...args)); },
     hrtime: Object.assign((previous) => {
       const ns = Math.round(performance.now() * 1e6);
       let sec = Math.floor(ns / 1e9), nsec = ns % 1e9;
@@ -626,9 +630,12 @@ export const PRELUDE_SOURCE = String.raw`
   process.removeListener = process.off;
   process.removeAllListeners = (event) => { if (event === undefined) listeners.clear(); else listeners.delete(event); return process; };
 
+  const ticks = [];
   const timers = new Map();
   let nextTimer = 1;
-  const schedule = (fn, ms, args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); host.setTimer(id, Number(ms) || 0); return id; };
+  // An immediate (ms null) runs in the check phase of the host's own event loop, as in Node:
+  // after the timers that are due, before a timer set by one of them.
+  const schedule = (fn, ms, args) => { if (exitSignal.exited) return 0; const id = nextTimer++; timers.set(id, () => fn(...args)); if (ms === null) host.setImmediate(id); else host.setTimer(id, Number(ms) || 0); return id; };
   const unschedule = (id) => { timers.delete(id); host.clearTimer(id); };
   // Timers are objects as Node's are (ref, unref, hasRef, refresh; a number where one is needed).
   const timerIds = new WeakMap();
@@ -655,7 +662,7 @@ export const PRELUDE_SOURCE = String.raw`
   };
   const setTimeout = (fn, ms = 0, ...args) => timerOf(Timeout, fn, ms, args);
   const clearTimeout = (t) => { if (t !== null && t !== undefined) unschedule(idOf(t)); };
-  const setImmediate = (fn, ...args) => timerOf(Immediate, fn, 0, args);
+  const setImmediate = (fn, ...args) => timerOf(Immediate, fn, null, args);
   const clearImmediate = clearTimeout;
   const intervals = new Map();
   const setInterval = (fn, ms = 0, ...args) => {
@@ -872,6 +879,7 @@ export const PRELUDE_SOURCE = String.raw`
     delete globalThis.Intl;
     loadBundle("intl");
     Object.defineProperty(Intl, "Collator", hidden(Collator()));
+    withAtTime(Intl.DateTimeFormat);
     // The locale a program gets when it names none: Node's, for the en data there is.
     for (const name of INTL_CLASSES)
       if (Intl[name] && "__defaultLocale" in Intl[name]) Intl[name].__defaultLocale = "en-US";
@@ -891,6 +899,35 @@ export const PRELUDE_SOURCE = String.raw`
         Object.defineProperty(proto, name, hidden({ [name](locales, options) { loadLocales(locales); return original.call(this, locales, options); } }[name]));
       }
     }
+  };
+  // A long or full date with a time reads "March 5, 2024 at 2:30 PM" under Node (CLDR's atTime
+  // patterns), where the polyfill's data joins the two with a comma, as shorter dates are.
+  const AT_TIME = { en: " at ", de: " um ", fr: " à ", es: " a las ", it: " alle ore ", pt: " às ", nl: " om ", ru: " в " };
+  const DATE_PARTS = new Set(["weekday", "era", "year", "month", "day"]);
+  const atTime = (format) => {
+    const o = format.resolvedOptions();
+    const full = o.dateStyle === "full" || (o.dateStyle === undefined && o.weekday !== undefined);
+    const long = o.dateStyle ? (o.dateStyle === "long" || o.dateStyle === "full") && o.timeStyle !== undefined : o.month === "long" && o.hour !== undefined;
+    const language = String(o.locale).split("-")[0];
+    return long && !(full && language === "es") ? AT_TIME[language] || null : null;
+  };
+  const joinAtTime = (parts, word) => {
+    const hour = parts.findIndex((p) => p.type === "hour");
+    const joint = parts[hour - 1];
+    if (hour >= 2 && joint.type === "literal" && joint.value === ", " && DATE_PARTS.has(parts[hour - 2].type)) joint.value = word;
+    return parts;
+  };
+  const withAtTime = (DateTimeFormat) => {
+    const proto = DateTimeFormat.prototype;
+    const toParts = proto.formatToParts;
+    const formatOf = Object.getOwnPropertyDescriptor(proto, "format");
+    if (typeof toParts !== "function" || !formatOf || typeof formatOf.get !== "function") return;
+    Object.defineProperty(proto, "formatToParts", hidden({ formatToParts(date) { const word = atTime(this); const parts = toParts.call(this, date); return word ? joinAtTime(parts, word) : parts; } }.formatToParts));
+    Object.defineProperty(proto, "format", { ...formatOf, get() {
+      const format = formatOf.get.call(this);
+      const word = atTime(this);
+      return word ? (date) => joinAtTime(toParts.call(this, date), word).map((p) => p.value).join("") : format;
+    } });
   };
   const INTL_CLASSES = ["NumberFormat", "DateTimeFormat", "PluralRules", "RelativeTimeFormat", "ListFormat"];
   const INTL_LOCALES = ${JSON.stringify(INTL_LOCALES)};
@@ -1144,13 +1181,328 @@ export const PRELUDE_SOURCE = String.raw`
   for (const [cls, tag] of [[Event, "Event"], [EventTarget, "EventTarget"], [AbortSignal, "AbortSignal"], [AbortController, "AbortController"], [Blob, "Blob"], [CustomEvent, "CustomEvent"]])
     Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: tag, configurable: true });
 
+
+  // Errors as V8 words and shows them. QuickJS fixes an error's message and stack when it makes
+  // the error, in its own words ("'x' is not defined", a stack of frames alone); a program sees
+  // an error where it catches it, so each catch clause of the program calls \`fixError\` first
+  // (see \`prepare\` below), as do rejection handlers and the printing of an uncaught error.
+  // The table maps one class of QuickJS message to V8's; each pattern is anchored and has no
+  // nested quantifier, so a message is matched in time linear in its length.
+  const OriginalError = Error;
+  const made = new WeakSet();
+  const fixed = new WeakSet();
+  let mainSource = "";
+  const sourceAt = (frames) => {
+    // Where the first frame of the program's own file points: line and column, 1-based.
+    const m = /\((?:\/workspace\/)?main\.[jt]s:(\d+):(\d+)\)/.exec(frames);
+    if (!m) return -1;
+    let at = 0;
+    for (let line = 1; line < Number(m[1]); line++) {
+      at = mainSource.indexOf("\n", at) + 1;
+      if (at === 0) return -1;
+    }
+    return at + Number(m[2]) - 1;
+  };
+  // The callee V8 names in "x is not a function": the text before the call's "(", with the
+  // arguments of an earlier call shown as "(...)".
+  const calleeAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 1 || mainSource[at] !== "(") return null;
+    let i = at, text = "";
+    while (i > 0) {
+      const c = mainSource[i - 1];
+      if (/[\w$.#?]/.test(c) || c.charCodeAt(0) > 127) { text = c + text; i--; continue; }
+      if (c !== ")" && c !== "]") break;
+      const open = c === ")" ? "(" : "[";
+      let depth = 0, j = i - 1;
+      for (; j >= 0; j--) {
+        if (mainSource[j] === c) depth++;
+        else if (mainSource[j] === open && --depth === 0) break;
+      }
+      if (j < 0) break;
+      text = (c === ")" ? "(...)" : mainSource.slice(j, i)) + text;
+      i = j;
+    }
+    text = text.replace(/^[.?]+/, "");
+    return text && !/^\d/.test(text) ? text : null;
+  };
+  const frameName = (frames) => { const m = /^ {4}at (\S+) /.exec(frames); return m ? m[1] : "anonymous"; };
+  const MESSAGES = [
+    [/^'([^']*)' is not defined$/, (m) => m[1] + " is not defined"],
+    [/^cannot read property 'Symbol\.iterator' of (undefined|null)$/, (m) => m[1] + " is not iterable"],
+    [/^cannot read property '([^']*)' of (undefined|null)$/, (m) => "Cannot read properties of " + m[2] + " (reading '" + m[1] + "')"],
+    [/^cannot set property '([^']*)' of (undefined|null)$/, (m) => "Cannot set properties of " + m[2] + " (setting '" + m[1] + "')"],
+    [/^([\w$]+) is not initialized$/, (m) => "Cannot access '" + m[1] + "' before initialization"],
+    [/^'[^']*' is read-only$/, () => "Assignment to constant variable."],
+    [/^not a function$/, (m, frames) => { const callee = calleeAt(frames); return callee ? callee + " is not a function" : null; }],
+    [/^class constructors must be invoked with 'new'$/, (m, frames) => "Class constructor " + frameName(frames) + " cannot be invoked without 'new'"],
+    [/^invalid array length$/, () => "Invalid array length"],
+    [/^invalid number of digits$/, () => "toFixed() digits argument must be between 0 and 100"],
+    [/^cannot convert bigint to number$/, () => "Cannot mix BigInt and other types, use explicit conversions"],
+    [/^cannot convert symbol to string$/, () => "Cannot convert a Symbol value to a string"],
+    [/^circular reference$/, () => "Converting circular structure to JSON"],
+    [/^empty array$/, () => "Reduce of empty array with no initial value"],
+    [/^expecting hex digit$/, () => "URI malformed"],
+    [/^stack overflow$/, () => "Maximum call stack size exceeded"],
+  ];
+  const v8Message = (message, frames) => {
+    for (const [pattern, to] of MESSAGES) {
+      const m = pattern.exec(message);
+      if (m) return to(m, frames);
+    }
+    return null;
+  };
+  // A stack as V8 prints one: "Name: message", then frames in Node's shape, the program's file
+  // by its full path; the prelude's own frames are left out.
+  const nodeFrame = (line) => {
+    const m = /^ {4}at (\S+) \(([^()]*)\)$/.exec(line);
+    if (!m) return line.startsWith("    at ") ? line : null;
+    const [, name, where] = m;
+    if (where.startsWith("polybox:")) return null;
+    const place = where === "native" ? "<anonymous>" : where.startsWith("<") || where.startsWith("/") ? where : "/workspace/" + where;
+    if (name === "<anonymous>") return "    at " + place;
+    return "    at " + (name === "<eval>" ? "Object.<anonymous>" : name) + " (" + place + ")";
+  };
+  const nodeFrames = (frames) => frames.split("\n").map(nodeFrame).filter((l) => l !== null).join("\n");
+  const headOf = (e) => {
+    try {
+      // Node's own errors (AssertionError here) show their code beside their name.
+      if (e instanceof AssertionError) return String(e.name) + " [" + e.code + "]: " + String(e.message);
+      return OriginalError.prototype.toString.call(e);
+    } catch {
+      return "Error";
+    }
+  };
+  const setStack = (e, frames) => {
+    let text = null;
+    Object.defineProperty(e, "stack", {
+      get() { if (text === null) { const body = nodeFrames(frames); text = headOf(e) + (body ? "\n" + body : ""); } return text; },
+      set(value) { Object.defineProperty(e, "stack", hidden(value)); },
+      configurable: true,
+      enumerable: false,
+    });
+  };
+  // The frames below the trap that made an error: Reflect.construct's and the prelude's own.
+  const fromCaller = (frames) => {
+    const lines = frames.split("\n");
+    let skip = 0;
+    while (skip < lines.length && (lines[skip].endsWith("(native)") || lines[skip].includes("(polybox:"))) skip++;
+    return lines.slice(skip).join("\n");
+  };
+  const framesOf = (e) => {
+    const own = Object.getOwnPropertyDescriptor(e, "stack");
+    return own && typeof own.value === "string" && !/^\S/.test(own.value) ? own.value : null;
+  };
+  const fixError = (e) => {
+    if (e === null || typeof e !== "object" || fixed.has(e) || !(e instanceof OriginalError)) return e;
+    fixed.add(e);
+    const frames = framesOf(e);
+    if (frames === null) return e;
+    if (!made.has(e) && typeof e.message === "string") {
+      const message = v8Message(e.message, frames);
+      if (message !== null) Object.defineProperty(e, "message", hidden(message));
+      if (e.name === "InternalError" && e.message === "Maximum call stack size exceeded") Object.setPrototypeOf(e, RangeError.prototype);
+    }
+    setStack(e, frames);
+    return e;
+  };
+  // An error the program makes itself keeps its message; its stack starts as V8's does, with
+  // the name and message it has when the stack is first read.
+  for (const name of ["Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "AggregateError"]) {
+    const Native = globalThis[name];
+    const Made = new Proxy(Native, {
+      construct(target, args, newTarget) {
+        const e = Reflect.construct(target, args, newTarget === Made ? target : newTarget);
+        made.add(e);
+        fixed.add(e);
+        const frames = framesOf(e);
+        if (frames !== null) setStack(e, fromCaller(frames));
+        return e;
+      },
+      apply(target, self, args) { return Reflect.construct(Made, args); },
+    });
+    Object.defineProperty(Native.prototype, "constructor", hidden(Made));
+    Object.defineProperty(globalThis, name, hidden(Made));
+  }
+  Object.defineProperty(globalThis, "__polyboxCaught", { value: fixError, writable: false, configurable: false, enumerable: false });
+  const nativeThen = NativePromise.prototype.then;
+  Object.defineProperty(NativePromise.prototype, "then", hidden({
+    then(onFulfilled, onRejected) {
+      return nativeThen.call(this, onFulfilled, typeof onRejected === "function" ? (reason) => onRejected(fixError(reason)) : onRejected);
+    },
+  }.then));
+
+  // JSON.parse's errors in V8's words, which name the position QuickJS reports.
+  const nativeParse = JSON.parse;
+  const jsonContext = (text, at) => {
+    if (text.length < 21) return '"' + text + '"';
+    const from = Math.max(0, at - 10), to = Math.min(text.length, at + 10);
+    return (from > 0 ? "..." : "") + '"' + text.slice(from, to) + '"' + (to < text.length ? "..." : "");
+  };
+  const jsonMessage = (message, text, at) => {
+    const before = text.slice(0, at).trimEnd().slice(-1);
+    switch (message) {
+      case "expecting property name": return (before === "," ? "Expected double-quoted property name" : "Expected property name or '}'") + " in JSON at position " + at;
+      case "expecting '}'": return "Expected ',' or '}' after property value in JSON at position " + at;
+      case "expecting ']'": return "Expected ',' or ']' after array element in JSON at position " + at;
+      case "expecting ':'": return "Expected ':' after property name in JSON at position " + at;
+      case "unexpected data at the end": return "Unexpected non-whitespace character after JSON at position " + at;
+      case "Unexpected end of JSON input": {
+        // V8 says so of a text that ends inside a string: an odd number of unescaped quotes.
+        let quotes = 0;
+        for (let i = 0; i < text.length; i++) if (text[i] === "\\") i++; else if (text[i] === '"') quotes++;
+        return quotes % 2 === 1 ? "Unterminated string in JSON at position " + text.length : null;
+      }
+      default:
+        if (!message.startsWith("unexpected token")) return null;
+        if (text === "undefined") return '"undefined" is not valid JSON';
+        return "Unexpected token '" + text[at] + "', " + jsonContext(text, at) + " is not valid JSON";
+    }
+  };
+  Object.defineProperty(JSON, "parse", hidden({
+    parse(text, reviver) {
+      try {
+        return nativeParse(text, reviver);
+      } catch (e) {
+        const frames = e instanceof SyntaxError ? framesOf(e) : null;
+        const where = frames && /^ {4}at <input>:(\d+):(\d+)/.exec(frames);
+        if (where) {
+          const source = String(text);
+          let at = 0;
+          for (let line = 1; line < Number(where[1]) && at >= 0; line++) at = source.indexOf("\n", at) + 1;
+          const message = jsonMessage(e.message, source, at + Number(where[2]) - 1);
+          if (message !== null) { Object.defineProperty(e, "message", hidden(message)); made.add(e); }
+          fixError(e);
+        }
+        throw e;
+      }
+    },
+  }.parse));
+
+  // The program's source as Node would run it, changed only where a token calls for it: each
+  // catch clause first hands its error to fixError (above), a top-level \`this\` is what Node
+  // gives (module.exports in a script, undefined in a module), and a program Node runs as an ES
+  // module (it had static imports, or awaits at its top level) runs in strict mode as there. One
+  // pass over the text, which tells code from strings, comments, templates and regular
+  // expressions; the engine checks that the result compiles, and runs the program as it was if not.
+  const REGEX_AFTER = new Set(["return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await"]);
+  const BLOCK_HEADS = new Set(["if", "for", "while", "switch", "catch", "with"]);
+  const isIdStart = (c) => /[A-Za-z_$#]/.test(c) || c.charCodeAt(0) > 127;
+  const isIdPart = (c) => /[\w$]/.test(c) || c.charCodeAt(0) > 127;
+  const prepare = (source, hadImports) => {
+    mainSource = source;
+    const n = source.length;
+    const edits = [];
+    const recent = [];
+    const push = (t) => { recent.push(t); if (recent.length > 4) recent.shift(); };
+    const last = () => recent[recent.length - 1];
+    const braces = [];
+    const parenHeads = [];
+    let closedHead, closedFrom = 0, closedTo = 0;
+    let bodies = 0, functions = 0, classPending = false, module = hadImports;
+    let i = 0;
+    const skipString = (q) => { i++; while (i < n && source[i] !== q && source[i] !== "\n") i += source[i] === "\\" ? 2 : 1; i++; };
+    const skipTemplate = () => {
+      while (i < n) {
+        const c = source[i];
+        if (c === "\\") { i += 2; continue; }
+        if (c === "\x60") { i++; return; }
+        if (c === "$" && source[i + 1] === "{") { i += 2; braces.push("template"); return; }
+        i++;
+      }
+    };
+    while (i < n) {
+      const c = source[i];
+      if (c === " " || c === "\t" || c === "\n" || c === "\r") { i++; continue; }
+      if (c === "/" && source[i + 1] === "/") { while (i < n && source[i] !== "\n") i++; continue; }
+      if (c === "/" && source[i + 1] === "*") { const end = source.indexOf("*/", i + 2); i = end < 0 ? n : end + 2; continue; }
+      if (c === "'" || c === '"') { skipString(c); push("str"); continue; }
+      if (c === "\x60") { i++; skipTemplate(); push("str"); continue; }
+      if (isIdStart(c)) {
+        const start = i;
+        while (i < n && isIdPart(source[i])) i++;
+        const word = source.slice(start, i);
+        const dotted = last() === ".";
+        if (!dotted && word === "this" && bodies === 0) edits.push([start, i, module ? "undefined" : "module.exports"]);
+        else if (!dotted && word === "class") classPending = true;
+        else if (!dotted && word === "await" && functions === 0 && last() !== "=>") module = true;
+        push(dotted ? "name" : word);
+        continue;
+      }
+      if (/[0-9]/.test(c) || (c === "." && /[0-9]/.test(source[i + 1] || ""))) { while (i < n && /[\w.]/.test(source[i])) i++; push("num"); continue; }
+      if (c === "/") {
+        const t = last();
+        const division = t !== undefined && (t === ")" || t === "]" || t === "str" || t === "num" || t === "name" || (/^[\w$#]/.test(t) && !REGEX_AFTER.has(t)));
+        if (!division) {
+          i++;
+          let inClass = false;
+          while (i < n && source[i] !== "\n") {
+            const r = source[i];
+            if (r === "\\") { i += 2; continue; }
+            if (r === "[") inClass = true;
+            else if (r === "]") inClass = false;
+            else if (r === "/" && !inClass) break;
+            i++;
+          }
+          i++;
+          while (i < n && isIdPart(source[i])) i++;
+          push("str");
+          continue;
+        }
+      }
+      if (c === "=" && source[i + 1] === ">") { i += 2; push("=>"); continue; }
+      if (c === "(") parenHeads.push([last(), i + 1]);
+      if (c === ")") [closedHead, closedFrom] = parenHeads.pop() || [], closedTo = i;
+      if (c === "{") {
+        let kind = "block";
+        const t = last();
+        if (t === "=>") kind = "arrow";
+        else if (t === ")" && !BLOCK_HEADS.has(closedHead)) kind = "function";
+        else if (classPending) kind = "class";
+        classPending = false;
+        if (t === ")" && closedHead === "catch") {
+          // A pattern binds after the error is fixed: "catch ({ message })" becomes a plain
+          // binding and a "let" of the pattern.
+          const binding = source.slice(closedFrom, closedTo).trim();
+          if (/^[A-Za-z_$][\w$]*$/.test(binding)) edits.push([i + 1, i + 1, "__polyboxCaught(" + binding + ");"]);
+          else if (binding.startsWith("{") || binding.startsWith("[")) {
+            edits.push([closedFrom, closedTo, "__polyboxError"]);
+            edits.push([i + 1, i + 1, "let " + binding + " = __polyboxCaught(__polyboxError);"]);
+          }
+        }
+        braces.push(kind);
+        if (kind !== "block") functions++;
+        if (kind === "function" || kind === "class") bodies++;
+      }
+      if (c === "}") {
+        const kind = braces.pop();
+        if (kind !== "block" && kind !== "template" && kind !== undefined) functions--;
+        if (kind === "function" || kind === "class") bodies--;
+        if (kind === "template") { i++; skipTemplate(); push("str"); continue; }
+      }
+      i++;
+      push(c);
+    }
+    let out = "", at = 0;
+    for (const [from, to, text] of edits) {
+      if (text === "module.exports" && module) { out += source.slice(at, from) + "undefined"; at = to; continue; }
+      out += source.slice(at, from) + text;
+      at = to;
+    }
+    out += source.slice(at);
+    mainSource = module && !source.startsWith("#!") ? '"use strict";' + out : out;
+    return mainSource;
+  };
+
   Object.assign(globalThis, { fetch, Headers, Request, Response, console, require, process, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, queueMicrotask, atob, btoa, TextEncoder, TextDecoder, display, performance });
   for (const [name, value] of Object.entries({ global: globalThis, crypto: webcrypto, Event, EventTarget, CustomEvent, AbortController, AbortSignal, DOMException, Blob, module, exports: module.exports, __filename: module.filename, __dirname: module.path }))
     Object.defineProperty(globalThis, name, hidden(value));
   lazyGlobals(["Buffer"], () => Object.defineProperty(globalThis, "Buffer", hidden(BufferOf())));
   return {
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
-    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; },
+    runTicks() { let ran = 0; while (ticks.length > 0) { ran++; ticks.shift()(); } return ran; },
+    prepare,
+    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; ticks.length = 0; },
     exitSignal,
     inspect,
   };
