@@ -1,9 +1,12 @@
 // Differential: JavaScript behaviour in a polybox sandbox against the machine's Node, for the kind
-// of program a model writes. Each case's stdout and exit status must be the same; for a case
-// whose label starts with "throws", the error's "Name: message" line on stderr must be too.
+// of program a model writes: the one-liners below, and the programs of cases/javascript.txt, one
+// group per class of behaviour (error wording, stacks, the event loop's order, printing, ES module
+// semantics). Each case's stdout and exit status must be the same; for a case whose label starts
+// with "throws", the error's "Name: message" line on stderr must be too.
 process.env.TZ = "UTC";
 
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { differential, type Outcome } from "../helpers/differential.js";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
@@ -836,17 +839,42 @@ const CASES: [string, string][] = [
   ],
 ];
 
+/**
+ * The corpus file's cases: "=== NAME" starts one, "=== NAME !! REASON" one that cannot match by
+ * design, and the lines up to the next "===" are its program.
+ */
+function parseCorpus(text: string): {
+  cases: [string, string][];
+  excluded: Record<string, string>;
+} {
+  const cases: [string, string][] = [];
+  const excluded: Record<string, string> = {};
+  let current: { name: string; lines: string[] } | null = null;
+  const finish = () => {
+    if (current) cases.push([current.name, current.lines.join("\n").replace(/\n+$/, "")]);
+  };
+  for (const line of text.split("\n")) {
+    const header = /^=== (.*?)(?: !! (.*))?$/.exec(line);
+    if (header) {
+      finish();
+      current = { name: header[1]!, lines: [] };
+      if (header[2]) excluded[current.name] = header[2];
+    } else if (current) current.lines.push(line);
+  }
+  finish();
+  return { cases, excluded };
+}
+
+const CORPUS = parseCorpus(readFileSync(new URL("cases/javascript.txt", import.meta.url), "utf8"));
+CASES.push(...CORPUS.cases);
+
 /** Cases that cannot match by design, and why. */
 const EXCLUDED: Record<string, string> = {
+  ...CORPUS.excluded,
   "iterator helpers absent or present":
     "iterator helpers (ES2025) are in QuickJS and in Node 22+, not in Node 20: the expected output depends on the Node version",
   "group by with Object.groupBy":
     "Object.groupBy is in QuickJS and in Node 21+, not in Node 20: the expected output depends on the Node version",
-  "BigInt mixing errors": "engine error messages are QuickJS's wording, not V8's",
-  "hoisting and TDZ": "engine error messages are QuickJS's wording, not V8's",
-  "throws: uncaught TypeError from code": "engine error messages are QuickJS's wording, not V8's",
-  "stack overflow is RangeError":
-    "QuickJS reports stack exhaustion as InternalError: stack overflow, V8 as RangeError",
   "throws: unhandled rejection of async function":
     "a promise an async function returns is QuickJS's own: quickjs-emscripten exposes no rejection tracker, so its unhandled rejection goes unseen",
   "URL invalid throws TypeError":
