@@ -1,5 +1,5 @@
 // Differential, one assertion per fix: the commands polybox adds or wraps for GNU fidelity
-// (src/guest/engines/bash/{bc,diff,gnu-wrappers,archive-commands,tar,file-command}.ts), each patch to just-bash
+// (src/guest/engines/bash/commands/), each patch to just-bash
 // (wasm/patches/just-bash+*.patch), and the engine's run-up-to-a-syntax-error. Each script runs in a
 // polybox sandbox and in the real bash (as a script file) in an empty directory; stdout and exit status must be equal.
 import { spawnSync } from "node:child_process";

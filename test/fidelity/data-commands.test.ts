@@ -1,4 +1,4 @@
-// Differential: polybox's sort, uniq and tr (src/guest/engines/bash/data/) against the machine's
+// Differential: polybox's sort, uniq and tr (src/guest/engines/bash/commands/) against the machine's
 // GNU tools in the C locale (the sandbox sets no locale, so GNU's reference is LC_ALL=C). Each
 // script runs in a polybox sandbox and in the real bash in an empty directory; stdout, stderr and
 // exit status must be equal.

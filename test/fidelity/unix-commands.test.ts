@@ -1,5 +1,5 @@
 // Differential: the Unix commands polybox adds to WASM Bash (src/guest/engines/bash/
-// unix-commands.ts) against the machine's GNU tools. Each script runs in a polybox sandbox and in
+// commands/) against the machine's GNU tools. Each script runs in a polybox sandbox and in
 // the real bash in an empty directory; stdout and exit status must be equal.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -35,7 +35,7 @@ const CASES: [string, string][] = [
     "/dev/zero",
     "head -c 5 /dev/zero > z; wc -c < z; head -c 3 /dev/zero | cmp - <(printf '\\0\\0\\0') && echo zeros",
   ],
-  // Forms just-bash's own commands refuse or get wrong (src/guest/engines/bash/wrappers.ts).
+  // Forms just-bash's own commands refuse or get wrong (src/guest/engines/bash/commands/).
   ["trap EXIT", "trap 'echo bye' EXIT; echo hi"],
   ["trap EXIT under set -e", "set -e; trap 'echo cleanup' EXIT; false; echo no"],
   ["trap EXIT, then exit N", "trap 'echo bye' EXIT; exit 3"],

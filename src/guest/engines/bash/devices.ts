@@ -9,14 +9,8 @@
 // allocated, so a read too large for `memoryMb` stops the run with just-bash's live-byte limit (a
 // memory_limit status) rather than coming back short.
 
-import {
-  bytesOutput,
-  type Command,
-  defineCommand,
-  InMemoryFs,
-  unsafeBytesFromLatin1,
-} from "just-bash";
-import type { Ctx } from "./unix-commands.js";
+import { InMemoryFs, unsafeBytesFromLatin1 } from "just-bash";
+import type { Ctx } from "./commands/shared/context.js";
 
 /** An endless stream: zeros, random bytes, or one text (yes's line) over and over. */
 export type Endless =
@@ -197,20 +191,4 @@ export class DeviceFs extends InMemoryFs implements Devices {
     if (await this.device(args[0])) return;
     return super.appendFile(args[0], bytesOf(args[1], args[2]), args[2]);
   }
-}
-
-/**
- * `yes [STRING]`: its line over and over. Its output is a window of the endless stream, which
- * `head`, `tail` and `dd` recognise (`yes | head -n 3000000` gives every line); any other command
- * gets the window's 1 MiB, as it gets from a device read whole.
- */
-export function yesCommand(devices: Devices): Command {
-  return defineCommand("yes", async (args) => {
-    const unit = Buffer.from(`${args.length ? args.join(" ") : "y"}\n`).toString("latin1");
-    return {
-      ...bytesOutput(unsafeBytesFromLatin1(devices.window({ kind: "repeat", unit }))),
-      stderr: "",
-      exitCode: 0,
-    };
-  });
 }

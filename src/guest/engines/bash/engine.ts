@@ -8,21 +8,13 @@ import type { RunRequest } from "../../../protocol/messages.js";
 import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
-import { archiveCommands } from "./archive-commands.js";
-import { bc } from "./bc.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
-import { AVAILABLE, unavailableCommands } from "./commands.js";
-import { dataCommands } from "./data/index.js";
-import { ddCommand } from "./dd.js";
-import { DeviceFs, yesCommand } from "./devices.js";
-import { diff } from "./diff.js";
-import { envCommands } from "./env-commands.js";
-import { extraCommands } from "./extra-commands.js";
-import { gnuWrappers } from "./gnu-wrappers.js";
-import { headTail } from "./head-tail.js";
+import { AVAILABLE, commandsFor } from "./commands/registry.js";
+import { shellQuote } from "./commands/shared/context.js";
+import { ETC_FILES } from "./commands/shared/identity.js";
+import type { Traps } from "./commands/trap.js";
+import { DeviceFs } from "./devices.js";
 import { EXPORTS_PROBE, ShellState } from "./shell-state.js";
-import { ETC_FILES, shellQuote, unixCommands } from "./unix-commands.js";
-import { type Traps, trapCommand, wrapperCommands } from "./wrappers.js";
 
 const ROOT = "/workspace";
 
@@ -184,23 +176,8 @@ async function createInstance(): Promise<Engine> {
         cwd,
         env: { HOME: ROOT, ...shell.environment(), ...request.env },
         commands: AVAILABLE,
-        customCommands: [
-          ...unavailableCommands,
-          ...extraCommands,
-          ...unixCommands,
-          ...dataCommands,
-          ...wrapperCommands,
-          ...gnuWrappers,
-          ...archiveCommands,
-          ...envCommands,
-          ...headTail(fs),
-          ddCommand(fs),
-          yesCommand(fs),
-          bc,
-          diff,
-          trapCommand(traps),
-          shell.probe,
-        ],
+        // polybox's commands (commands/registry.ts), and the probe of exported variables.
+        customCommands: [...commandsFor({ devices: fs, traps }), shell.probe],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
         errTrap: () => traps.err,
         // curl and wget: every request goes to the trusted side, which decides.

@@ -8,7 +8,7 @@
 // that ends early (`exit`, `set -e`) keeps the previous run's answer.
 
 import { type Command, defineCommand } from "just-bash";
-import { HOST_NAME } from "./unix-commands.js";
+import { HOST_NAME } from "./commands/shared/identity.js";
 
 /** Shell-internal variables that describe one exec and must not be carried to the next. */
 const TRANSIENT = new Set([

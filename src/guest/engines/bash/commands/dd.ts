@@ -14,9 +14,9 @@ import {
   latin1FromBytes,
   unsafeBytesFromLatin1,
 } from "just-bash";
-import { type Devices, deviceOperand, type Endless, endlessBytes, reserve } from "./devices.js";
-import { parseSize } from "./head-tail.js";
-import type { Ctx, Result } from "./unix-commands.js";
+import { type Devices, deviceOperand, type Endless, endlessBytes, reserve } from "../devices.js";
+import { type Ctx, failure, type Result } from "./shared/context.js";
+import { parseSize } from "./shared/size.js";
 
 const CONVERSIONS = new Set([
   "notrunc",
@@ -146,7 +146,7 @@ function summary(
   return text;
 }
 
-const fail = (message: string): Result => ({ stdout: "", stderr: `dd: ${message}\n`, exitCode: 1 });
+const fail = (message: string): Result => failure(`dd: ${message}\n`, 1);
 
 interface Operands {
   input?: string;
@@ -349,7 +349,7 @@ async function writeOutput(ctx: Ctx, o: Operands, data: string): Promise<Result 
 }
 
 /** `dd`, reading the endless devices through `devices`. */
-export function ddCommand(devices: Devices): Command {
+export function dd(devices: Devices): Command {
   return defineCommand("dd", async (args, ctx) => {
     if (args[0] === "--help" || args[0] === "--version")
       return {

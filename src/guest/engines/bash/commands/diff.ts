@@ -4,7 +4,7 @@
 
 import { diffArrays, structuredPatch } from "diff";
 import { defineCommand, latin1FromBytes } from "just-bash";
-import { type Ctx, fail, type Result } from "./unix-commands.js";
+import { type Ctx, fail, type Result } from "./shared/context.js";
 
 interface Options {
   unified: number | null;

@@ -5,7 +5,8 @@
 // `require`, which the worker closes; this reads just-bash's file system (ctx.fs) only.
 
 import { defineCommand, latin1FromBytes } from "just-bash";
-import { type Ctx, type Result, zonedParts } from "./unix-commands.js";
+import type { Ctx, Result } from "./shared/context.js";
+import { zonedParts } from "./shared/time.js";
 
 /** What file(1) says of some bytes: its description, mime type and charset. */
 interface Kind {

@@ -5,10 +5,10 @@
 // (`tr 'é' 'e'`) are left to just-bash's tr, which works on characters where GNU's would
 // translate each byte of them.
 
-import { bytesResult, type Ctx, failure, type Result, stdinBytes } from "./bytes.js";
-import { type OptionTable, parseOptions, usageError } from "./options.js";
-
-const none = "none" as const;
+import { defineCommand } from "just-bash";
+import { bytesResult, stdinBytes } from "./shared/bytes.js";
+import { type Ctx, failure, original, type Result } from "./shared/context.js";
+import { none, type OptionTable, parseCommandLine, usageError } from "./shared/options.js";
 
 const OPTIONS: OptionTable = {
   short: { c: none, C: none, d: none, s: none, t: none },
@@ -497,8 +497,8 @@ function apply(input: Uint8Array, tables: Tables): string {
 }
 
 function planOf(args: string[]): Plan | Result | "delegate" {
-  const parsed = parseOptions(args, OPTIONS);
-  if (!parsed.ok) return failure(usageError("tr", parsed.message), 1);
+  const parsed = parseCommandLine("tr", args, OPTIONS, 1);
+  if ("exitCode" in parsed) return parsed;
   const plan: Plan = {
     complement: false,
     delete: false,
@@ -516,15 +516,18 @@ function planOf(args: string[]): Plan | Result | "delegate" {
   return checkOperands(plan) ?? plan;
 }
 
-export async function runTr(args: string[], ctx: Ctx): Promise<Result> {
+async function runTr(args: string[], ctx: Ctx): Promise<Result> {
   const plan = planOf(args);
   // Characters beyond ASCII in a set: just-bash's tr matches them as characters.
   const delegate =
     plan === "delegate" || ("sets" in plan && plan.sets.some((s) => /[^\x00-\x7f]/.test(s)));
-  if (delegate) {
-    if (ctx.origCommand) return ctx.origCommand(args);
-    return failure("tr: sets with characters beyond ASCII are not supported\n", 1);
-  }
+  if (delegate)
+    return original(
+      ctx,
+      "tr",
+      args,
+      failure("tr: sets with characters beyond ASCII are not supported\n", 1),
+    );
   if (!("sets" in plan)) return plan;
   let tables: Tables;
   let warnings = "";
@@ -539,3 +542,5 @@ export async function runTr(args: string[], ctx: Ctx): Promise<Result> {
   }
   return bytesResult(apply(stdinBytes(ctx), tables), warnings);
 }
+
+export const tr = defineCommand("tr", runTr);

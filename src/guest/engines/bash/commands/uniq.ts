@@ -4,23 +4,25 @@
 // Supported: -c -d -D -u -i -f -s -w -z, the obsolete -N and +N, [INPUT [OUTPUT]]. --group and
 // --all-repeated=prepend|separate are run by just-bash's uniq.
 
+import { defineCommand } from "just-bash";
 import {
   ByteWriter,
   bytesResult,
-  type Ctx,
-  failure,
   NEWLINE,
   operandBytes,
-  type Result,
   UnreadableFile,
   writeOutputFile,
-} from "./bytes.js";
-import { type OptionTable, parseOptions, usageError } from "./options.js";
-import { FOLD } from "./sort-keys.js";
-
-const none = "none" as const;
-const required = "required" as const;
-const optional = "optional" as const;
+} from "./shared/bytes.js";
+import { type Ctx, failure, original, type Result } from "./shared/context.js";
+import {
+  none,
+  type OptionTable,
+  optional,
+  parseCommandLine,
+  required,
+  usageError,
+} from "./shared/options.js";
+import { FOLD } from "./sort/keys.js";
 
 const OPTIONS: OptionTable = {
   short: {
@@ -81,8 +83,8 @@ const SIZE_ERRORS: Record<string, string> = {
 };
 
 function planOf(args: string[]): Plan | Result | "delegate" {
-  const parsed = parseOptions(args, OPTIONS);
-  if (!parsed.ok) return failure(usageError("uniq", parsed.message), 1);
+  const parsed = parseCommandLine("uniq", args, OPTIONS, 1);
+  if ("exitCode" in parsed) return parsed;
   const plan: Plan = {
     count: false,
     singles: true,
@@ -228,12 +230,10 @@ function scan(data: Uint8Array, plan: Plan): ByteWriter {
   return out;
 }
 
-export async function runUniq(args: string[], ctx: Ctx): Promise<Result> {
+async function runUniq(args: string[], ctx: Ctx): Promise<Result> {
   const plan = planOf(args);
-  if (plan === "delegate") {
-    if (ctx.origCommand) return ctx.origCommand(args);
-    return error("this option is not supported");
-  }
+  if (plan === "delegate")
+    return original(ctx, "uniq", args, error("this option is not supported"));
   if (!("delimiter" in plan)) return plan;
   let data: Uint8Array;
   try {
@@ -247,3 +247,5 @@ export async function runUniq(args: string[], ctx: Ctx): Promise<Result> {
   const problem = await writeOutputFile(ctx, plan.output, out.bytes());
   return problem ? error(`${plan.output}: ${problem}`) : bytesResult("");
 }
+
+export const uniq = defineCommand("uniq", runUniq);

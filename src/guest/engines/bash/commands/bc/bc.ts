@@ -5,7 +5,7 @@
 
 import DecimalDefault, { type Decimal as DecimalClass } from "decimal.js";
 import { defineCommand, latin1FromBytes } from "just-bash";
-import { type Ctx, fail, type Result } from "./unix-commands.js";
+import { type Ctx, fail, type Result } from "../shared/context.js";
 
 const Decimal = DecimalDefault as unknown as typeof DecimalClass;
 

@@ -4,26 +4,14 @@
 // commands as-is. No JavaScript string is made per line, so a 50 MB input costs a few times
 // 50 MB, not the ~40 bytes of heap per line that splitting it into strings costs.
 
-import { type defineCommand, latin1FromBytes } from "just-bash";
-
-export type Ctx = Parameters<Parameters<typeof defineCommand>[1]>[1];
-export type Result = {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-  stdoutKind?: "text" | "bytes";
-  stdoutEncoding?: "binary";
-};
+import { latin1FromBytes } from "just-bash";
+import type { Ctx, Result } from "./context.js";
 
 export const NEWLINE = 10;
 
 /** A result whose stdout is a byte buffer (one char per byte): the pipeline forwards it as is. */
 export function bytesResult(stdout: string, stderr = "", exitCode = 0): Result {
   return { stdout, stderr, exitCode, stdoutKind: "bytes", stdoutEncoding: "binary" };
-}
-
-export function failure(stderr: string, exitCode: number): Result {
-  return { stdout: "", stderr, exitCode };
 }
 
 /** The command's stdin as bytes: one copy of the pipeline's latin1 string, made natively. */

@@ -5,6 +5,8 @@
 // every option GNU knows, including those polybox leaves to just-bash's own command, so that an
 // abbreviation resolves (or is ambiguous) exactly as it is with GNU.
 
+import { failure, type Result } from "./context.js";
+
 export type ArgKind = "none" | "required" | "optional";
 
 export interface OptionTable {
@@ -123,4 +125,24 @@ export function parseOptions(args: readonly string[], table: OptionTable): Parse
 /** A usage error as GNU prints it: the diagnostic, then where to find help. */
 export function usageError(name: string, message: string): string {
   return `${name}: ${message}\nTry '${name} --help' for more information.\n`;
+}
+
+/** How an option takes its argument, as the tables spell it. */
+export const none = "none" as const;
+export const required = "required" as const;
+export const optional = "optional" as const;
+
+/**
+ * A data command's command line read by `table`, or GNU's usage error (with `exitCode`) when it
+ * does not parse: the preamble sort, uniq and tr share.
+ */
+export function parseCommandLine(
+  name: string,
+  args: readonly string[],
+  table: OptionTable,
+  exitCode: number,
+): { options: ParsedOption[]; operands: string[] } | Result {
+  const parsed = parseOptions(args, table);
+  if (!parsed.ok) return failure(usageError(name, parsed.message), exitCode);
+  return parsed;
 }

@@ -5,20 +5,18 @@
 // no effect). Options GNU has and this does not (-d -g -h -i -M -R -V -m, --sort, ...) are run by
 // just-bash's own sort, as before.
 
+import { defineCommand } from "just-bash";
 import {
   bytesResult,
-  type Ctx,
-  failure,
   joinInputs,
   latin1,
   NEWLINE,
   operandBytes,
-  type Result,
   UnreadableFile,
   writeOutputFile,
-} from "./bytes.js";
-import { mergeSortLines, numericSortLines, radixSortLines } from "./line-sort.js";
-import { type OptionTable, parseOptions, usageError } from "./options.js";
+} from "../shared/bytes.js";
+import { type Ctx, failure, original, type Result } from "../shared/context.js";
+import { none, type OptionTable, optional, parseCommandLine, required } from "../shared/options.js";
 import {
   compareBytes,
   compareKeys,
@@ -31,11 +29,8 @@ import {
   numericValue,
   parseKeySpec,
   wholeLineKey,
-} from "./sort-keys.js";
-
-const none = "none" as const;
-const required = "required" as const;
-const optional = "optional" as const;
+} from "./keys.js";
+import { mergeSortLines, numericSortLines, radixSortLines } from "./line-sort.js";
 
 /** GNU sort's options, long ones in GNU's order (that order shows in "ambiguous" messages). */
 const OPTIONS: OptionTable = {
@@ -153,8 +148,8 @@ const BAD_CHECK = (value: string) =>
 
 /** Reads the command line into a plan, an error to print, or "delegate" (not ours to run). */
 function planOf(args: string[]): Plan | Result | "delegate" {
-  const parsed = parseOptions(args, OPTIONS);
-  if (!parsed.ok) return failure(usageError("sort", parsed.message), EXIT);
+  const parsed = parseCommandLine("sort", args, OPTIONS, EXIT);
+  if ("exitCode" in parsed) return parsed;
   const plan: Plan = {
     keys: [],
     global: wholeLineKey(),
@@ -374,12 +369,10 @@ async function readAll(ctx: Ctx, plan: Plan): Promise<Uint8Array | Result> {
   return data;
 }
 
-export async function runSort(args: string[], ctx: Ctx): Promise<Result> {
+async function runSort(args: string[], ctx: Ctx): Promise<Result> {
   const plan = planOf(args);
-  if (plan === "delegate") {
-    if (ctx.origCommand) return ctx.origCommand(args);
-    return error("this option is not supported");
-  }
+  if (plan === "delegate")
+    return original(ctx, "sort", args, error("this option is not supported"));
   if (!("keys" in plan)) return plan;
   const data = await readAll(ctx, plan);
   if (!(data instanceof Uint8Array)) return data;
@@ -393,3 +386,5 @@ export async function runSort(args: string[], ctx: Ctx): Promise<Result> {
   const problem = await writeOutputFile(ctx, plan.output, out);
   return problem ? error(`open failed: ${plan.output}: ${problem}`) : bytesResult("");
 }
+
+export const sort = defineCommand("sort", runSort);

@@ -6,7 +6,9 @@
 
 import { Gunzip, gzipSync } from "fflate";
 import { bytesOutput, defineCommand, latin1FromBytes, unsafeBytesFromLatin1 } from "just-bash";
-import { type Ctx, type Result, USER, zonedParts } from "./unix-commands.js";
+import type { Ctx, Result } from "../shared/context.js";
+import { USER } from "../shared/identity.js";
+import { zonedParts } from "../shared/time.js";
 
 const BLOCK = 512;
 /** GNU tar writes archives in records of 20 blocks. */

@@ -1,0 +1,33 @@
+// Worker side: `ls` with several file operands, in front of just-bash's ls.
+// Like every wrapper here, it handles only those forms and hands every other call to
+// just-bash's command unchanged (`original`), so the rest stays just-bash's.
+
+import { defineCommand } from "just-bash";
+import { original } from "./shared/context.js";
+
+/**
+ * `ls A B` with files only: just-bash separates them with blank lines, as it does directory
+ * listings; GNU prints the files together (one per line when not a terminal), sorted.
+ */
+export const ls = defineCommand("ls", async (args, ctx) => {
+  const flags = args.filter((a) => a.startsWith("-") && a !== "-");
+  const names = args.filter((a) => !a.startsWith("-") || a === "-");
+  if (names.length < 2 || !flags.every((f) => /^-[1a]+$/.test(f))) return original(ctx, "ls", args);
+  const files: string[] = [];
+  let stderr = "";
+  for (const name of names) {
+    try {
+      const st = await ctx.fs.stat(ctx.fs.resolvePath(ctx.cwd, name));
+      if (st.isDirectory) return original(ctx, "ls", args);
+      files.push(name);
+    } catch {
+      stderr += `ls: cannot access '${name}': No such file or directory\n`;
+    }
+  }
+  files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    stdout: files.map((f) => `${f}\n`).join(""),
+    stderr,
+    exitCode: stderr ? 2 : 0,
+  };
+});
