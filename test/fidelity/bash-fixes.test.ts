@@ -273,6 +273,11 @@ const COMMANDS: [string, string][] = [
     "printf 'one\\ntwo\\n' | sed -e '1i\\header' -e '$a\\  footer' -e '/two/c\\TWO'",
   ],
   ["ls several files", "touch b a c; ls c a b; ls a nosuch 2>/dev/null; echo rc=$?"],
+  // GNU puts blank lines only between directory listings, never between files' long lines.
+  [
+    "ls -l several files",
+    "touch b a; ls -l a b | wc -l; ls -l b a | awk '{print $NF}'; ls -la a b | wc -l",
+  ],
   ["EXIT trap sees the exit status", "trap 'echo \"exiting with $?\"' EXIT; exit 4"],
   ["syntax error: the commands before it run", "echo before\nif then\necho after"],
   [

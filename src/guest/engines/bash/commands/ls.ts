@@ -7,12 +7,15 @@ import { original } from "./shared/context.js";
 
 /**
  * `ls A B` with files only: just-bash separates them with blank lines, as it does directory
- * listings; GNU prints the files together (one per line when not a terminal), sorted.
+ * listings; GNU prints the files together (one per line when not a terminal), sorted, and with
+ * `-l` one long line each, still without blank lines (it puts those only between directory
+ * listings). A long line is just-bash's own, for that file alone.
  */
 export const ls = defineCommand("ls", async (args, ctx) => {
   const flags = args.filter((a) => a.startsWith("-") && a !== "-");
   const names = args.filter((a) => !a.startsWith("-") || a === "-");
-  if (names.length < 2 || !flags.every((f) => /^-[1a]+$/.test(f))) return original(ctx, "ls", args);
+  if (names.length < 2 || !flags.every((f) => /^-[1al]+$/.test(f)))
+    return original(ctx, "ls", args);
   const files: string[] = [];
   let stderr = "";
   for (const name of names) {
@@ -25,9 +28,14 @@ export const ls = defineCommand("ls", async (args, ctx) => {
     }
   }
   files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return {
-    stdout: files.map((f) => `${f}\n`).join(""),
-    stderr,
-    exitCode: stderr ? 2 : 0,
-  };
+  let stdout = files.map((f) => `${f}\n`).join("");
+  if (flags.some((f) => f.includes("l"))) {
+    stdout = "";
+    for (const file of files) {
+      const line = await original(ctx, "ls", [...flags, "--", file]);
+      if (line.exitCode !== 0) return original(ctx, "ls", args);
+      stdout += line.stdout;
+    }
+  }
+  return { stdout, stderr, exitCode: stderr ? 2 : 0 };
 });
