@@ -49,6 +49,8 @@ export interface PolyboxErrorDetails {
   hosts?: string[];
   /** The package an error is about: a Python requirement or a Wasmer `namespace/name@version`. */
   package?: string;
+  /** The dependency of `package` that could not be had, when that is what failed. */
+  dependency?: string;
   /** When trying again may succeed. */
   retryAfterMs?: number;
 }

@@ -32,6 +32,7 @@ import {
 } from "./requirements.js";
 import { systemTzdataWheel } from "./tzdata.js";
 import type { Wheel } from "./wheel.js";
+import { DirectoryImports } from "./wheel-imports.js";
 import { type PyodideInfo, pyodideTags, tagRanks, wheelRank } from "./wheel-tags.js";
 
 export type { Wheel } from "./wheel.js";
@@ -156,6 +157,8 @@ function links(html: string, page: string): URL[] {
 export class PackageResolver {
   private readonly lock: ReturnType<typeof readLock>;
   private readonly importIndex = new Map<string, string>();
+  /** The modules the wheels of directory sources provide, read as imports ask for them. */
+  private readonly directoryImports = new DirectoryImports((f) => parseWheelName(f)?.name);
   /** Where lock-file packages are downloaded from: the matching Pyodide distribution. */
   readonly cdn: string;
   /** The wheel tags Pyodide accepts, from its lock file (undefined: pure Python first). */
@@ -194,11 +197,15 @@ export class PackageResolver {
     return this.options.cachedOnly === true;
   }
 
-  /** Lock-file packages that provide the top-level modules `code` imports. */
+  /**
+   * Packages that provide the top-level modules `code` imports: Pyodide's (from its lock file),
+   * then the wheels in directory sources.
+   */
   packagesForImports(code: string): string[] {
     const found = new Set<string>();
+    const dirs = this.options.sources.filter((s) => !/^https?:\/\//.test(s));
     for (const module of importedModules(code)) {
-      const pkg = this.importIndex.get(module);
+      const pkg = this.importIndex.get(module) ?? this.directoryImports.find(dirs, module);
       if (pkg) found.add(pkg);
     }
     return [...found];
@@ -219,8 +226,11 @@ export class PackageResolver {
       wanted.set(r.name, [wanted.get(r.name) ?? "", r.specifier].filter(Boolean).join(","));
     // A Set: membership stays cheap however many packages a guest's PEP 723 block names.
     const order = new Set<string>();
+    /** For a dependency: the package asked for that pulled it in first. */
+    const neededBy = new Map<string, string>();
     const visit = (key: string, stack: string[]) => {
       if (order.has(key) || stack.includes(key)) return;
+      if (stack[0] !== undefined && !wanted.has(key)) neededBy.set(key, stack[0]);
       const specifier = wanted.get(key) ?? "";
       const have = installed.get(key);
       if (have) {
@@ -241,8 +251,20 @@ export class PackageResolver {
     for (const key of wanted.keys()) visit(key, []);
     const ranks = target === "native" ? await this.nativeRanks() : this.pyodideRanks;
     const wheels: Wheel[] = [];
-    for (const key of order)
-      wheels.push(await this.fetchOne(key, wanted.get(key) ?? "", target, ranks));
+    for (const key of order) {
+      try {
+        wheels.push(await this.fetchOne(key, wanted.get(key) ?? "", target, ranks));
+      } catch (error) {
+        const root = neededBy.get(key);
+        if (!root || !isPolyboxError(error)) throw error;
+        // Named by what was asked for: that is the package to fetch (or warm) again.
+        throw new PolyboxError(
+          error.code,
+          `Python package "${root}" needs "${key}", which could not be fetched: ${error.message}`,
+          { cause: error, details: { ...error.details, package: root, dependency: key } },
+        );
+      }
+    }
     return wheels;
   }
 
