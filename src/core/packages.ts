@@ -204,8 +204,13 @@ export class PackageResolver {
   packagesForImports(code: string): string[] {
     const found = new Set<string>();
     const dirs = this.options.sources.filter((s) => !/^https?:\/\//.test(s));
+    let fromDirs: Map<string, string> | undefined;
     for (const module of importedModules(code)) {
-      const pkg = this.importIndex.get(module) ?? this.directoryImports.find(dirs, module);
+      let pkg = this.importIndex.get(module);
+      if (!pkg && dirs.length > 0) {
+        fromDirs ??= this.directoryImports.provided(dirs);
+        pkg = fromDirs.get(module);
+      }
       if (pkg) found.add(pkg);
     }
     return [...found];

@@ -21,8 +21,13 @@ export class DirectoryImports {
   /** `distOf`: a wheel file name's (normalized) distribution name, or undefined if it is none. */
   constructor(private readonly distOf: (fileName: string) => string | undefined) {}
 
-  /** The distribution in `dirs` that provides top-level module `module`, or undefined. */
-  find(dirs: readonly string[], module: string): string | undefined {
+  /**
+   * The top-level modules the wheels in `dirs` provide, each with its distribution (the first
+   * directory, then the first file by name, wins). One listing per directory per call, whatever
+   * the number of imports a run names.
+   */
+  provided(dirs: readonly string[]): Map<string, string> {
+    const found = new Map<string, string>();
     for (const dir of dirs) {
       let files: string[];
       try {
@@ -32,10 +37,12 @@ export class DirectoryImports {
       }
       for (const file of files.sort()) {
         const dist = this.distOf(file);
-        if (dist && this.modulesOf(path.join(dir, file), dist).includes(module)) return dist;
+        if (!dist) continue;
+        for (const m of this.modulesOf(path.join(dir, file), dist))
+          if (!found.has(m)) found.set(m, dist);
       }
     }
-    return undefined;
+    return found;
   }
 
   private modulesOf(file: string, dist: string): string[] {
