@@ -20,9 +20,15 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import { isIP } from "node:net";
 import { PolyboxError } from "./errors.js";
-import { canonicalHost, hostPort, isInternalAddress, normalizeAddress } from "./net-addresses.js";
+import {
+  canonicalHost,
+  hostPort,
+  isInternalAddress,
+  normalizeAddress,
+  pinnedLookup,
+} from "./net-addresses.js";
 
 /** Redirect hops one download may follow. */
 export const MAX_DOWNLOAD_REDIRECTS = 10;
@@ -158,13 +164,8 @@ export class DownloadPolicy {
     request: DownloadRequest,
   ): Promise<{ status: number; location: string | undefined; body: Uint8Array }> {
     const address = await this.address(url, label, request.signal);
-    const family = isIP(address);
     // The socket connects to the address checked above, whatever the name resolves to now.
-    const lookup = ((_name: string, options: { all?: boolean }, callback: unknown) => {
-      const cb = callback as (...args: unknown[]) => void;
-      if (options?.all) cb(null, [{ address, family }]);
-      else cb(null, address, family);
-    }) as unknown as LookupFunction;
+    const lookup = pinnedLookup(address);
     const host = bare(url);
     const secure = url.protocol === "https:";
     const body = request.body === undefined ? undefined : Buffer.from(request.body);

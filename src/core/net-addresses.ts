@@ -8,7 +8,7 @@
 // the IPv4 address they carry). Host names are compared in one form (`canonicalHost`): the one
 // the URL parser makes of them, which is also how a resolver looks them up.
 
-import { BlockList, isIP } from "node:net";
+import { BlockList, isIP, type LookupFunction } from "node:net";
 import { domainToASCII } from "node:url";
 
 /** The internal ranges: what a name's answer may never point into unless the operator says so. */
@@ -84,4 +84,17 @@ export function canonicalHost(host: string): string | null {
 /** `host:port` as a grant would name it (IPv6 in brackets). */
 export function hostPort(host: string, port: number): string {
   return `${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * A `lookup` for http(s).request that answers `address` whatever the name: the socket connects
+ * to the address a policy checked, not to what the name resolves to by then (DNS rebinding).
+ */
+export function pinnedLookup(address: string): LookupFunction {
+  const family = isIP(address);
+  return ((_name: string, options: { all?: boolean }, callback: unknown) => {
+    const cb = callback as (...args: unknown[]) => void;
+    if (options?.all) cb(null, [{ address, family }]);
+    else cb(null, address, family);
+  }) as unknown as LookupFunction;
 }

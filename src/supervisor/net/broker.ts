@@ -9,10 +9,11 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import { isIP } from "node:net";
 import tls from "node:tls";
 import type { NetHeader } from "../../core/config.js";
 import type { NetLimits } from "../../core/limits.js";
+import { pinnedLookup } from "../../core/net-addresses.js";
 import {
   type NetRecordEntry,
   type NetReply,
@@ -315,13 +316,8 @@ export class NetSession implements TunnelSession {
     headers.host = url.host;
     headers["accept-encoding"] = "identity";
     if (body !== undefined) headers["content-length"] = String(body.length);
-    const family = isIP(address);
     // The socket connects to the address checked above, whatever the name resolves to now.
-    const lookup = ((_name: string, options: { all?: boolean }, callback: unknown) => {
-      const cb = callback as (...args: unknown[]) => void;
-      if (options?.all) cb(null, [{ address, family }]);
-      else cb(null, address, family);
-    }) as unknown as LookupFunction;
+    const lookup = pinnedLookup(address);
     const secure = url.protocol === "https:";
     const limits = this.options.limits;
     const room = Math.min(limits.maxResponseBytes, limits.maxBytesIn - this.bytesIn);
