@@ -11,12 +11,9 @@ let server: http.Server;
 let asked = 0;
 const held: http.ServerResponse[] = [];
 
-const CODE = [
-  "# /// script",
-  '# dependencies = ["stalled-dist"]',
-  "# ///",
-  "print('never')",
-].join("\n");
+const CODE = ["# /// script", '# dependencies = ["stalled-dist"]', "# ///", "print('never')"].join(
+  "\n",
+);
 
 /** Past the timeout: the call's own timers on a loaded machine. */
 const SLACK_MS = 5_000;
