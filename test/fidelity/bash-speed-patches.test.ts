@@ -1,9 +1,16 @@
 // Differential: the speed patches to just-bash (wasm/patches/just-bash+3.4.2.patch, issue #31)
 // keep bash's behaviour. A `case` or `[[ == ]]` glob pattern is compiled once and kept (a bounded
 // cache keyed by the pattern and its flags); `a+=(…)` takes the next index from a maximum kept
-// per array (forgotten on unset or clear) instead of sorting every key on each append. Each script
-// runs in a polybox sandbox and in the real bash in an empty directory; stdout and status must be
-// equal. Speed itself is measured by bench/bash-loops.mjs, not here.
+// per array (forgotten on unset or clear) instead of sorting every key on each append. What a
+// registered command (echo, cat, xargs…) is handed is built as it is used: the revocable wrappers
+// and the guarded file system are made when the command first reads them, not before every call,
+// and a command loaded on first use is, once loaded, called without one more async layer; the
+// Promise.then guard of defense in depth runs a callback directly when it is already in the
+// context it captured. So the cases below run commands that read the file system, the
+// environment, stdin and the signal, run other commands, fail, and run under `set -e`, pipes,
+// redirections, subshells and a trap. Each script runs in a polybox sandbox and in the real bash
+// in an empty directory; stdout and status must be equal. A command's deadline is checked on its own (no timing asserted).
+// Speed itself is measured by bench/bash-loops.mjs, not here.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -46,6 +53,38 @@ const CASES: [string, string][] = [
     "a+=() onto an array of 200,000 (the old code spread every index into Math.max and overflowed the stack)",
     `a=($(seq 1 200000)); a+=(x); echo "\${#a[@]} \${a[200000]} \${a[199999]}"`,
   ],
+  [
+    "commands reading the file system and the environment, in a loop",
+    `mkdir d; for i in 1 2 3; do echo "line $i" > d/f$i; done; cat d/f2; ls d | wc -l; export V=val; env | grep '^V='; printenv V; W=1 env | grep '^W='`,
+  ],
+  [
+    "a command's stdin from a pipe, a here-string and a redirection",
+    `seq 1 5 | while read -r x; do echo "[$x]"; done | tr -d '\n'; echo; wc -c <<< "hello"; printf 'a\nb\n' > f; wc -l < f; cat < f | sort -r`,
+  ],
+  [
+    "commands that run other commands (xargs, find -exec)",
+    `mkdir -p t; touch t/a t/b; printf '%s\n' t/a t/b | xargs -n1 echo got; find t -type f -exec echo found {} \; | sort`,
+  ],
+  [
+    "a failing command, then set -e stopping a loop",
+    `cat /nonexistent 2>/dev/null; echo "rc=$?"; set -e; for i in 1 2 3; do echo $i; [ $i = 2 ] && cat /missing 2>/dev/null; done; echo never`,
+  ],
+  [
+    "stdout and stderr order through redirections in a loop",
+    `for i in 1 2 3; do echo out$i 2>&1; echo err$i 2>&1 >&2; printf 'p%s\\n' $i >&2; done 2>/dev/null | cat; for i in 1 2; do echo e$i >&2; done 2>&1 >/dev/null | cat; { echo a; printf 'b\\n'; echo c >&2; } 2>/dev/null`,
+  ],
+  [
+    "subshells and command substitution around commands",
+    `x=$(echo hi; printf '%s' there); (echo "$x"; seq 2 3) | tr '\n' ' '; echo; echo $(seq 1 3 | wc -l); (exit 4); echo $?`,
+  ],
+  [
+    "commands loaded on first use, called again, and failing",
+    `for i in 1 2 3; do rev <<< "ab$i"; seq 2>/dev/null; echo "rc=$?"; basename /x/y$i; done; tac <<< "$(seq 1 3)"; fold -w 2 <<< abcde; expr 2 + 3; expr 1 / 0 2>/dev/null; echo "rc=$?"`,
+  ],
+  [
+    "a function, its status, and an EXIT trap",
+    `f() { printf '%s-' "$@"; echo; return 3; }; trap 'echo bye' EXIT; f a b; echo rc=$?`,
+  ],
 ];
 
 let runtime: Runtime;
@@ -84,4 +123,18 @@ describe("just-bash's speed patches keep bash's behaviour", () => {
     },
     60_000,
   );
+
+  it("a registered command still stops at the run's deadline, and the sandbox runs again", async () => {
+    const short = await Sandbox.create({ runtime, limits: { timeoutMs: 1500 } });
+    try {
+      const r = await short.run("bash", "echo start; sleep 30; echo never");
+      expect(r.status).toBe("timeout");
+      expect(r.stdout).toBe("start\n");
+      const loop = await short.run("bash", "while true; do echo x > /dev/null; done");
+      expect(loop.status).toBe("timeout");
+      expect((await short.run("bash", "echo again")).stdout).toBe("again\n");
+    } finally {
+      await short.close();
+    }
+  }, 60_000);
 });
