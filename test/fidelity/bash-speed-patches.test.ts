@@ -1,21 +1,5 @@
-// Differential: the speed patches to just-bash (wasm/patches/just-bash+3.4.2.patch, issue #31)
-// keep bash's behaviour. A `case` or `[[ == ]]` glob pattern is compiled once and kept (a bounded
-// cache keyed by the pattern and its flags); `a+=(…)` takes the next index from a maximum kept
-// per array (forgotten on unset or clear) instead of sorting every key on each append. What a
-// registered command (echo, cat, xargs…) is handed is built as it is used: the revocable wrappers
-// and the guarded file system are made when the command first reads them, not before every call,
-// and a command loaded on first use is, once loaded, called without one more async layer; the
-// Promise.then guard of defense in depth runs a callback directly when it is already in the
-// context it captured. So the cases below run commands that read the file system, the
-// environment, stdin and the signal, run other commands, fail, and run under `set -e`, pipes,
-// redirections, subshells and a trap. Each script runs in a polybox sandbox and in the real bash
-// in an empty directory; stdout and status must be equal. A command's deadline is checked on its own (no timing asserted).
-// Speed itself is measured by bench/bash-loops.mjs, not here.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bashInTempDir } from "../helpers/differential.js";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 const CASES: [string, string][] = [
@@ -63,7 +47,7 @@ const CASES: [string, string][] = [
   ],
   [
     "commands that run other commands (xargs, find -exec)",
-    `mkdir -p t; touch t/a t/b; printf '%s\n' t/a t/b | xargs -n1 echo got; find t -type f -exec echo found {} \; | sort`,
+    `mkdir -p t; touch t/a t/b; printf '%s\n' t/a t/b | xargs -n1 echo got; find t -type f -exec echo found {} ; | sort`,
   ],
   [
     "a failing command, then set -e stopping a loop",
@@ -98,26 +82,11 @@ afterAll(async () => {
   await runtime?.close();
 });
 
-function realBash(script: string): { stdout: string; exitCode: number } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-speed-"));
-  try {
-    const r = spawnSync("/bin/bash", ["-c", script], {
-      cwd: dir,
-      encoding: "utf8",
-      input: "",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8" },
-    });
-    return { stdout: r.stdout, exitCode: r.status ?? -1 };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 describe("just-bash's speed patches keep bash's behaviour", () => {
   it.each(CASES)(
     "%s",
     async (_label, script) => {
-      const want = realBash(script);
+      const want = bashInTempDir(script);
       const got = await sb.run("bash", script);
       expect({ stdout: got.stdout, exitCode: got.exitCode }).toEqual(want);
     },

@@ -2,6 +2,11 @@
 // counts is how many print the same stdout and end with the same exit status. Cases that cannot
 // match by design are listed apart with the reason, and left out of the ratio.
 
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
 export interface Outcome {
   stdout: string;
   exitCode: number;
@@ -76,4 +81,23 @@ export async function differential(
   ];
   console.log(lines.join("\n"));
   return { ratio, equal, counted, excluded: excludedCount, failures };
+}
+
+/**
+ * The machine's bash running `script` with `-c` in an empty temporary directory (its HOME too),
+ * with no stdin and a plain environment: the reference side of the Bash suites.
+ */
+export function bashInTempDir(script: string): Outcome {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-bash-"));
+  try {
+    const r = spawnSync("/bin/bash", ["-c", script], {
+      cwd: dir,
+      encoding: "utf8",
+      input: "",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8", TZ: "UTC" },
+    });
+    return { stdout: r.stdout, exitCode: r.status ?? -1 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
