@@ -4,48 +4,14 @@
 // for ever). A real redis-server on a free loopback port and the router run in-process.
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RouterServer, serveRouter } from "../../dist/cluster/index.js";
 import { freePort, redisMissing } from "../helpers/cluster.js";
+import { postInitialize } from "../helpers/mcp-client.js";
 
 const missing = redisMissing();
 /** Stopping waits at most 3 s per Redis connection, all at once; the rest is margin for load. */
 const CLOSE_BOUND_MS = 15_000;
-
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "t", version: "0" },
-  },
-});
-
-/** A raw POST, so the test sets the Host and Origin headers itself. */
-function post(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...headers,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(INIT);
-  });
-}
 
 async function startRedis(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
@@ -87,15 +53,15 @@ describe.skipIf(missing !== null)(`router over HTTP (${missing ?? "redis-server 
     });
     routers.push(router);
     const port = new URL(router.url).port;
-    expect(await post(router.url, {})).toBe(200);
-    expect(await post(router.url, { host: `localhost:${port}` })).toBe(200);
+    expect(await postInitialize(router.url, {})).toBe(200);
+    expect(await postInitialize(router.url, { host: `localhost:${port}` })).toBe(200);
     // DNS rebinding: a name that resolves here, which the router was never told it has.
-    expect(await post(router.url, { host: `evil.example:${port}` })).toBe(403);
+    expect(await postInitialize(router.url, { host: `evil.example:${port}` })).toBe(403);
     // A cross-site request from a page served elsewhere.
-    expect(await post(router.url, { origin: "http://evil.example" })).toBe(403);
+    expect(await postInitialize(router.url, { origin: "http://evil.example" })).toBe(403);
     // A load balancer's name on its own port, as listed; not on another port.
-    expect(await post(router.url, { host: "proxy.test:8000" })).toBe(200);
-    expect(await post(router.url, { host: "proxy.test:8001" })).toBe(403);
+    expect(await postInitialize(router.url, { host: "proxy.test:8000" })).toBe(200);
+    expect(await postInitialize(router.url, { host: "proxy.test:8001" })).toBe(403);
   }, 30_000);
 
   it(`closes within ${CLOSE_BOUND_MS / 1000} s while Redis is down`, async () => {
@@ -109,7 +75,7 @@ describe.skipIf(missing !== null)(`router over HTTP (${missing ?? "redis-server 
       version: "test",
     });
     // Its connections are up: the registry's, and the shared queue's events (a blocking read).
-    expect(await post(router.url, {})).toBe(200);
+    expect(await postInitialize(router.url, {})).toBe(200);
     redis.child.kill("SIGKILL");
     await new Promise((r) => redis.child.once("exit", r));
     // Let the connections notice: they are reconnecting, not merely idle.

@@ -3,6 +3,7 @@
 // and the process down and resolves with how the process exited, so tests can assert it ended.
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { request } from "node:http";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
@@ -150,4 +151,41 @@ export async function call(
 export function text(result: ToolResult): string {
   const block = result.content.find((c) => c.type === "text");
   return block && block.type === "text" ? block.text : "";
+}
+
+/**
+ * A raw MCP `initialize` POST to `url` with the headers given (Host, Origin…), for tests of an
+ * HTTP front's guards; answers the status code.
+ */
+export function postInitialize(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0" },
+        },
+      }),
+    );
+  });
 }

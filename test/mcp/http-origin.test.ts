@@ -2,44 +2,9 @@
 // loopback address (127.0.0.2) or to every interface answered a foreign Host and Origin, so a
 // page on another site could drive it through DNS rebinding or a cross-site request.
 
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostGuard } from "../../dist/mcp/http-guard.js";
-import { call, type HttpHandle, httpServer } from "../helpers/mcp-client.js";
-
-const INIT = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "0" },
-  },
-};
-
-/** A raw POST to `url`, so the test sets every header itself. */
-function post(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...headers,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(JSON.stringify(INIT));
-  });
-}
+import { call, type HttpHandle, httpServer, postInitialize } from "../helpers/mcp-client.js";
 
 describe("hostGuard", () => {
   it("answers its bind address, loopback names on loopback, and listed names; nothing else", () => {
@@ -79,11 +44,11 @@ describe("polybox serve on 127.0.0.2", () => {
 
   it("refuses a foreign Host and a foreign Origin, and serves its own", async () => {
     const port = new URL(server.url).port;
-    expect(await post(server.url, { host: "evil.example" })).toBe(403);
-    expect(await post(server.url, { host: `evil.example:${port}` })).toBe(403);
-    expect(await post(server.url, { origin: "http://evil.example" })).toBe(403);
-    expect(await post(server.url, { host: `polybox.test:${port}` })).toBe(200);
-    expect(await post(server.url, { origin: `http://127.0.0.2:${port}` })).toBe(200);
+    expect(await postInitialize(server.url, { host: "evil.example" })).toBe(403);
+    expect(await postInitialize(server.url, { host: `evil.example:${port}` })).toBe(403);
+    expect(await postInitialize(server.url, { origin: "http://evil.example" })).toBe(403);
+    expect(await postInitialize(server.url, { host: `polybox.test:${port}` })).toBe(200);
+    expect(await postInitialize(server.url, { origin: `http://127.0.0.2:${port}` })).toBe(200);
   });
 
   it("still answers a real MCP client", async () => {
