@@ -31,9 +31,9 @@ import {
   hostTimers,
   installBindingShim,
   installMemoryGuard,
-  isolateBytes,
   lockDownRealm,
   memoryGuard,
+  overMemoryLimit,
   type RealmFingerprint,
   realmFingerprint,
   realmUnchanged,
@@ -172,7 +172,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
   clearGuestTimers();
   const changes = await engine.collectFiles();
   let status: EngineResult["status"] = outcome.status ?? (outcome.exitCode === 0 ? "ok" : "error");
-  const overMemory = isolateBytes() > request.limits.memoryMb * 1024 * 1024;
+  const overMemory = overMemoryLimit(request.limits.memoryMb * 1024 * 1024);
   if (memoryGuard.hit || overMemory) status = "memory_limit";
   else if (output.overflowed) status = "output_limit";
   const message = outcome.message ?? limitMessage(status, request.limits);
@@ -197,7 +197,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
 function watchIdleMemory(limitBytes: () => number): void {
   hostTimers
     .setInterval(() => {
-      if (!busy && isolateBytes() > limitBytes()) process.exit(137);
+      if (!busy && overMemoryLimit(limitBytes())) process.exit(137);
     }, 1_000)
     .unref();
 }

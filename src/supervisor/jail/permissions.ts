@@ -62,6 +62,9 @@ export function engineHostNodeArgs(readPaths: string[]): string[] {
     permissionFlag(),
     ...grantSpellings(readPaths).map((p) => `--allow-fs-read=${p}`),
     "--allow-worker",
+    // The memory guard's second look (guest/engine-host/harden.ts): a full collection before a
+    // worker is judged over its limit. The guard takes `gc` before any guest runs and removes it.
+    "--expose-gc",
   ];
   // The permission model warns on every start that it is experimental and that workers "could
   // invalidate" it; workers do inherit it (test/security checks), so these warnings are noise.
