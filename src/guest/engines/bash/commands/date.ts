@@ -149,6 +149,15 @@ function applyRelative(epochSeconds: number, rel: Relative): number {
   return Math.floor(d.getTime() / 1000) + rel.seconds;
 }
 
+const MONTHS = /^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i;
+
+/** Whether a date string names a calendar day: `2024-05-15`, `5/15/2024`, `15 May`, `@N`. */
+function hasCalendarDate(base: string): boolean {
+  return base
+    .split(/\s+/)
+    .some((w) => /^\d+-\d+/.test(w) || /^\d+\/\d+/.test(w) || MONTHS.test(w) || w.startsWith("@"));
+}
+
 /** `date -d STRING` where STRING has GNU relative items. */
 export const date = defineCommand("date", async (args, ctx) => {
   const at = args.findIndex(
@@ -177,5 +186,8 @@ export const date = defineCommand("date", async (args, ctx) => {
       return { stdout: "", stderr: `date: invalid date '${value}'\n`, exitCode: 1 };
     base = Number(r.stdout.trim());
   }
+  // GNU moves to a weekday only when no calendar date is given (`2024-05-15 next monday` is
+  // 2024-05-15).
+  if (hasCalendarDate(parsed.base)) parsed.rel.weekday = null;
   return original(ctx, "date", [...others, "-d", `@${applyRelative(base, parsed.rel)}`]);
 });
