@@ -3,6 +3,8 @@
 // (bytes, case folded with `-f`, or as numbers with `-n`). Lines are byte ranges [start, end) of
 // one buffer; nothing here makes a string.
 
+import { compareGeneral } from "./general.js";
+
 export interface Key {
   /** Zero-based field the key starts in. */
   startField: number;
@@ -16,6 +18,8 @@ export interface Key {
   skipEndBlanks: boolean;
   fold: boolean;
   numeric: boolean;
+  /** `-g`: general numeric order (sort/general.ts). */
+  general: boolean;
   reverse: boolean;
 }
 
@@ -30,17 +34,18 @@ export function wholeLineKey(): Key {
     skipEndBlanks: false,
     fold: false,
     numeric: false,
+    general: false,
     reverse: false,
   };
 }
 
 /** Whether a key has ordering options of its own (else it takes the global ones, as in GNU). */
 export function hasOrdering(key: Key): boolean {
-  return key.skipStartBlanks || key.skipEndBlanks || key.fold || key.numeric;
+  return key.skipStartBlanks || key.skipEndBlanks || key.fold || key.numeric || key.general;
 }
 
-/** Modifiers GNU sort knows that polybox's sort leaves to just-bash's: d g h i M R V. */
-const DELEGATED_MODIFIERS = "dghiMRV";
+/** Modifiers GNU sort knows that polybox's sort leaves to just-bash's: d h i M R V. */
+const DELEGATED_MODIFIERS = "dhiMRV";
 
 export type KeyParse = { key: Key } | { error: string } | { delegate: true };
 
@@ -66,6 +71,7 @@ function modifiers(
       else key.skipStartBlanks = true;
     } else if (c === "f") key.fold = true;
     else if (c === "n") key.numeric = true;
+    else if (c === "g") key.general = true;
     else if (c === "r") key.reverse = true;
     else if (DELEGATED_MODIFIERS.includes(c)) return { next: i, delegate: true };
     else break;
@@ -339,9 +345,11 @@ export function compareKeys(
     // A key that ends before it starts is empty.
     const la = Math.max(ka, keyEnd(data, aStart, aEnd, key, tab));
     const lb = Math.max(kb, keyEnd(data, bStart, bEnd, key, tab));
-    const diff = key.numeric
-      ? compareNumbers(data, ka, la, kb, lb)
-      : compareBytes(data, ka, la, kb, lb, key.fold ? FOLD : null);
+    const diff = key.general
+      ? compareGeneral(data, ka, la, kb, lb)
+      : key.numeric
+        ? compareNumbers(data, ka, la, kb, lb)
+        : compareBytes(data, ka, la, kb, lb, key.fold ? FOLD : null);
     if (diff !== 0) return key.reverse ? -diff : diff;
   }
   return 0;

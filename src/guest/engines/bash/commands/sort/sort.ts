@@ -95,7 +95,7 @@ const OPTIONS: OptionTable = {
 
 /** Left to just-bash's sort: orderings this one does not implement, help and version. */
 const DELEGATED = new Set(
-  "d g h i m M R V compress-program debug files0-from random-source sort help version".split(" "),
+  "d h i m M R V compress-program debug files0-from random-source sort help version".split(" "),
 );
 /** Tuning GNU accepts that changes nothing in the output. */
 const IGNORED = new Set(["S", "T", "y", "batch-size", "parallel"]);
@@ -169,6 +169,7 @@ function planOf(args: string[]): Plan | Result | "delegate" {
     if (id === "b") g.skipStartBlanks = g.skipEndBlanks = true;
     else if (id === "f") g.fold = true;
     else if (id === "n") g.numeric = true;
+    else if (id === "g") g.general = true;
     else if (id === "r") g.reverse = true;
     else if (id === "s") plan.stable = true;
     else if (id === "u") plan.unique = true;
@@ -206,6 +207,7 @@ function finishPlan(plan: Plan): Plan | Result {
     key.skipEndBlanks = g.skipEndBlanks;
     key.fold = g.fold;
     key.numeric = g.numeric;
+    key.general = g.general;
     key.reverse = g.reverse;
   }
   if (plan.keys.length === 0 && hasOrdering(g)) plan.keys.push(g);
@@ -234,7 +236,8 @@ function radixPlan(plan: Plan): Key | undefined {
   const key = plan.keys[0]!;
   const whole =
     key.startField === 0 && key.startChar === 0 && key.endField === Number.POSITIVE_INFINITY;
-  if (!whole || key.numeric || key.skipStartBlanks || key.skipEndBlanks) return undefined;
+  if (!whole || key.numeric || key.general || key.skipStartBlanks || key.skipEndBlanks)
+    return undefined;
   return key.reverse === plan.global.reverse ? key : undefined;
 }
 
@@ -244,7 +247,7 @@ function radixPlan(plan: Plan): Key | undefined {
  */
 function numericValues(data: Uint8Array, starts: Int32Array, plan: Plan): Float64Array | null {
   const key = plan.keys[0];
-  if (!key?.numeric) return null;
+  if (!key?.numeric || key.general) return null;
   const n = starts.length - 1;
   const values = new Float64Array(n);
   for (let i = 0; i < n; i++) {
