@@ -11,6 +11,7 @@ export { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./core/erro
 export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/jobs.js";
 export { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits } from "./core/limits.js";
 export { type LogFn, type LogLevel, silentLog, stderrLog } from "./core/log.js";
+export type { NetSecret, SecretPlace } from "./core/net-secrets.js";
 export {
   type ManagedSandboxInfo,
   type SandboxEvents,

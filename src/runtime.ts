@@ -22,6 +22,7 @@ import {
   resolveLimits,
 } from "./core/limits.js";
 import { type LogFn, silentLog } from "./core/log.js";
+import { NetSecrets } from "./core/net-secrets.js";
 import { PackageResolver } from "./core/packages.js";
 import { packageRequirements } from "./core/python-deps.js";
 import {
@@ -71,6 +72,8 @@ export class Runtime implements SandboxRuntime {
   readonly netLimits: Readonly<NetLimits>;
   private readonly netPolicy: NetPolicy;
   private readonly netBroker: NetBroker;
+  /** @internal */
+  readonly netSecrets: NetSecrets;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
 
@@ -111,6 +114,10 @@ export class Runtime implements SandboxRuntime {
           `net.headers: "${h.name}" is not a valid header`,
         );
     }
+    // A secret for a host the grant leaves out could never be sent: a mistake, said now.
+    this.netSecrets = NetSecrets.create(options.net?.secrets ?? [], "net.secrets", (host) =>
+      this.netPolicy.narrow([host]),
+    );
     this.netBroker = new NetBroker({
       limits: this.netLimits,
       headers: [...(options.net?.headers ?? [])],
@@ -276,9 +283,9 @@ export class Runtime implements SandboxRuntime {
   }
 
   /** @internal */
-  netSession(grant: readonly string[] | null, deadline: number): GuestNet {
+  netSession(grant: readonly string[] | null, deadline: number, secrets: NetSecrets): GuestNet {
     const policy = grant === null ? this.netPolicy : this.netPolicy.narrow(grant);
-    return this.netBroker.session(policy, deadline);
+    return this.netBroker.session(policy, deadline, secrets);
   }
 
   /** @internal */

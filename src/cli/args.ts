@@ -18,6 +18,7 @@ export interface Flags {
   denyNet: string[];
   /** `--net-header=HOST=NAME:ENVVAR`: headers added at the boundary from the server's env. */
   netHeaders: NetHeaderFlag[];
+  netSecrets: NetSecretFlag[];
   allowEnv: string[];
   pythonPackages: string[];
   /** Refuse every package download (Deno's --cached-only). */
@@ -91,6 +92,17 @@ export interface NetHeaderFlag {
   env: string;
 }
 
+/**
+ * One `--net-secret=NAME[=VALUE]@HOST[,HOST…][/PLACE,…]`: without VALUE, the value is the
+ * server's environment variable NAME, read when used (it stays out of the process list).
+ */
+export interface NetSecretFlag {
+  name: string;
+  value?: string;
+  hosts: string[];
+  in?: string[];
+}
+
 const POOL_LANGUAGES = LANGUAGES;
 type PoolLanguage = Language;
 
@@ -124,7 +136,8 @@ type Kind =
   | "isolation"
   | "path"
   | "append"
-  | "netHeader";
+  | "netHeader"
+  | "netSecret";
 
 interface FlagSpec {
   kind: Kind;
@@ -142,6 +155,7 @@ const FLAGS: Record<string, FlagSpec> = {
   "allow-env": { kind: "allow", key: "allowEnv", on: RUNNERS },
   "deny-net": { kind: "list", key: "denyNet", on: RUNNERS },
   "net-header": { kind: "netHeader", key: "netHeaders", on: RUNNERS },
+  "net-secret": { kind: "netSecret", key: "netSecrets", on: RUNNERS },
   "python-packages": { kind: "list", key: "pythonPackages", on: [...RUNNERS, "warmup"] },
   "cached-only": { kind: "bool", key: "cachedOnly", on: RUNNERS },
   "pyodide-cdn": { kind: "string", key: "pyodideCdn", on: [...RUNNERS, "warmup"] },
@@ -200,6 +214,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
     allowNet: [],
     denyNet: [],
     netHeaders: [],
+    netSecrets: [],
     allowEnv: [],
     pythonPackages: [],
   };
@@ -326,6 +341,27 @@ function convert(flags: Flags, name: string, spec: FlagSpec, value: string | und
       if (!m)
         return fail("write it as HOST=NAME:ENVVAR, e.g. api.example.com=Authorization:API_TOKEN");
       return [...flags.netHeaders, { host: m[1]!, name: m[2]!, env: m[3]! }];
+    }
+    case "netSecret": {
+      // The hosts follow the last @ (a value may hold @); places follow the first / after it.
+      const at = value!.lastIndexOf("@");
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)(?:=([\s\S]*))?$/.exec(at < 0 ? "" : value!.slice(0, at));
+      const [hostList = "", placeList] = value!.slice(at + 1).split("/", 2);
+      const hosts = hostList.split(",").filter((h) => h.length > 0);
+      if (!m || hosts.length === 0)
+        return fail(
+          "write it as NAME@HOST[,HOST…] (the value is the environment variable NAME) or NAME=VALUE@HOST[,HOST…], with /url,body after the hosts to put it in those places too",
+        );
+      const places = placeList === undefined ? undefined : ["headers", ...placeList.split(",")];
+      return [
+        ...flags.netSecrets,
+        {
+          name: m[1]!,
+          ...(m[2] !== undefined ? { value: m[2] } : {}),
+          hosts,
+          ...(places ? { in: places } : {}),
+        },
+      ];
     }
     case "list":
       return [...((flags[spec.key] as string[] | undefined) ?? []), ...splitList(value!, name)];

@@ -43,6 +43,10 @@ Permissions (denied unless granted; a bare flag with no value grants everything,
   --deny-net=HOST[:PORT][,…]    hosts refused even when --allow-net grants them (a bare --allow-net too)
   --net-header=HOST=NAME:ENV    the server adds header NAME with the value of its env var ENV to
                                 requests to HOST; the value never enters the sandbox (repeatable)
+  --net-secret=NAME@HOST[,…]    a secret guests use but never read: their env var NAME holds a
+                                placeholder, which the server replaces with the value of its own
+                                env var NAME in request headers to HOST only (NAME=VALUE@HOST gives
+                                the value; /url,body after the hosts: in the URL and body too)
   --allow-env=NAME[,NAME]       host environment variables passed into guests
 
 Python packages (fetched by the server like Deno fetches dependencies: no --allow-net needed):

@@ -6,6 +6,7 @@
 import type { RuntimeOptions } from "../core/config.js";
 import type { Limits } from "../core/limits.js";
 import { stderrLog } from "../core/log.js";
+import type { NetSecret } from "../core/net-secrets.js";
 import { DEFAULT_MAX_SANDBOXES } from "../core/registry.js";
 import { defaultConcurrency, defaultQueueLimit } from "../core/scheduler.js";
 import type { ServiceOptions } from "../core/service.js";
@@ -39,9 +40,27 @@ function netHeaders(
   });
 }
 
+/** `--net-secret` values: given on the flag, or read from the server's environment now. */
+function netSecrets(flags: Flags, env: NodeJS.ProcessEnv): NetSecret[] {
+  return flags.netSecrets.map(({ name, value, hosts, in: places }) => {
+    const resolved = value ?? env[name];
+    if (resolved === undefined)
+      throw new UsageError(
+        `--net-secret=${name}@${hosts.join(",")}: the environment variable ${name} is not set (or give the value as ${name}=VALUE@…)`,
+      );
+    return {
+      name,
+      value: resolved,
+      hosts,
+      ...(places ? { in: places as NetSecret["in"] } : {}),
+    };
+  });
+}
+
 export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
   const limits = limitFlags(flags);
   const headers = netHeaders(flags, env);
+  const secrets = netSecrets(flags, env);
   return {
     log: stderrLog,
     limits,
@@ -52,7 +71,14 @@ export function runtimeOptions(flags: Flags, env: NodeJS.ProcessEnv = process.en
       denyNet: flags.denyNet,
       env: flags.allowEnv,
     },
-    ...(headers.length > 0 ? { net: { headers } } : {}),
+    ...(headers.length > 0 || secrets.length > 0
+      ? {
+          net: {
+            ...(headers.length > 0 ? { headers } : {}),
+            ...(secrets.length > 0 ? { secrets } : {}),
+          },
+        }
+      : {}),
     ...(flags.pythonPackages.length > 0 ? { pythonPackages: flags.pythonPackages } : {}),
     ...(flags.cachedOnly ? { cachedOnly: true } : {}),
     ...(flags.pyodideCdn !== undefined ? { pyodideCdn: flags.pyodideCdn } : {}),

@@ -5,6 +5,7 @@ import os from "node:os";
 import type { EngineLanguage } from "../protocol/messages.js";
 import type { Limits, NetLimits } from "./limits.js";
 import type { LogFn } from "./log.js";
+import type { NetSecret } from "./net-secrets.js";
 import type { Permissions } from "./types.js";
 
 export type PoolSizes = Record<EngineLanguage, number>;
@@ -77,6 +78,11 @@ export interface NetHeader {
 export interface NetOptions {
   /** Headers added at the boundary, e.g. an API key read from the server's environment. */
   headers?: NetHeader[];
+  /**
+   * Secrets every guest can use but never read: its environment holds a placeholder, and the
+   * boundary puts the value in place of it only in requests to the secret's hosts.
+   */
+  secrets?: NetSecret[];
   /** Certificate authorities (PEM) trusted for HTTPS besides the system's, e.g. a test CA. */
   ca?: string | string[];
   /** Per-run network limits (DEFAULT_NET_LIMITS when omitted). */

@@ -11,6 +11,7 @@
 import { PolyboxError, type PolyboxErrorCode } from "./errors.js";
 import { humanDuration } from "./human.js";
 import type { Limits } from "./limits.js";
+import type { NetSecret } from "./net-secrets.js";
 import type { SandboxRuntime } from "./run-host.js";
 import { type EngineKind, Sandbox, type SandboxInfo } from "./sandbox.js";
 import type { Language } from "./types.js";
@@ -90,6 +91,8 @@ export interface CreateOptions {
   scope?: string;
   /** Hosts its guests may reach, within the runtime's grant (see SandboxOptions.net). */
   net?: string[];
+  /** Secrets its guests can use but never read (see SandboxOptions.secrets). */
+  secrets?: NetSecret[];
 }
 
 /** The option whose limit closed a sandbox that expired. */
@@ -178,6 +181,7 @@ export class SandboxManager {
           ...(options.engine ? { engine: options.engine } : {}),
           ...(options.scope !== undefined ? { scope: options.scope } : {}),
           ...(options.net ? { net: options.net } : {}),
+          ...(options.secrets ? { secrets: options.secrets } : {}),
         }),
       );
     }
@@ -207,6 +211,7 @@ export class SandboxManager {
           ...(options.limits ? { limits: options.limits } : {}),
           ...(options.engine ? { engine: options.engine } : {}),
           ...(options.net ? { net: options.net } : {}),
+          ...(options.secrets ? { secrets: options.secrets } : {}),
         }),
       ),
     ).finally(() => this.opening.delete(key));

@@ -18,6 +18,7 @@ import type { NetRecordEntry, NetReply, TunnelFrame, TunnelReply } from "../prot
 import type { Isolation } from "./config.js";
 import { PolyboxError } from "./errors.js";
 import type { Limits } from "./limits.js";
+import type { NetSecrets } from "./net-secrets.js";
 import type { PackageResolver } from "./packages.js";
 import type { DataDir } from "./state.js";
 import type { Permissions } from "./types.js";
@@ -98,7 +99,9 @@ export interface SandboxRuntime {
    * @internal A network session for one run that must end by `deadline` (epoch ms), under the
    * runtime's grant or, given `grant`, a sandbox's narrower one (checked by `checkNetGrant`).
    */
-  netSession(grant: readonly string[] | null, deadline: number): GuestNet;
+  netSession(grant: readonly string[] | null, deadline: number, secrets: NetSecrets): GuestNet;
+  /** @internal The runtime's secrets (`net.secrets`), which every sandbox's guests can use. */
+  readonly netSecrets: NetSecrets;
   /** @internal Throws PERMISSION_DENIED unless every entry lies within the runtime's grant. */
   checkNetGrant(grant: readonly string[]): void;
   /**

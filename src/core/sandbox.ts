@@ -24,6 +24,7 @@ import {
   MAX_WORKSPACE_ENTRIES,
   resolveLimits,
 } from "./limits.js";
+import { type NetSecret, NetSecrets } from "./net-secrets.js";
 import type { Wheel } from "./packages.js";
 import { inlineDependencies, packageRequirements } from "./python-deps.js";
 import { collectRichOutput } from "./rich-output.js";
@@ -66,6 +67,14 @@ export interface SandboxOptions {
    * entry must lie within it). Default: the runtime's grant. Not kept with a named sandbox.
    */
   net?: string[];
+  /**
+   * Secrets this sandbox's guests can use but never read, besides the runtime's (`net.secrets`):
+   * each guest sees a placeholder in the environment variable `name`, and the trusted side puts
+   * the value in place of it only in requests to the secret's hosts, which must lie within the
+   * runtime's grant. One named as a runtime's secret replaces it. Never stored: not kept with a
+   * named sandbox or a snapshot.
+   */
+  secrets?: NetSecret[];
   /**
    * Whose named sandboxes and snapshots these are, in the runtime's data directory (default
    * "local"): another scope's names and snapshot ids are unknown to this one.
@@ -168,6 +177,13 @@ function checkWasmerPackage(language: Language, options: RunOptions): void {
 }
 
 /** A sandbox's own network grant, checked against the runtime's. */
+/** The runtime's secrets and a sandbox's own, each of whose hosts the runtime grants. */
+function checkSecrets(runtime: SandboxRuntime, secrets: NetSecret[] | undefined): NetSecrets {
+  if (secrets === undefined) return runtime.netSecrets;
+  const own = NetSecrets.create(secrets, "secrets", (host) => runtime.checkNetGrant([host]));
+  return runtime.netSecrets.with(own);
+}
+
 function checkNet(runtime: SandboxRuntime, net: unknown): readonly string[] | null {
   if (net === undefined) return null;
   if (!Array.isArray(net) || net.length > 256 || net.some((h) => typeof h !== "string"))
@@ -260,6 +276,8 @@ export class Sandbox {
   private snapshotted = false;
   /** The sandbox's own network grant (within the runtime's), or null for the runtime's. */
   private netGrant: readonly string[] | null = null;
+  /** The secrets its guests can use: the runtime's and its own. */
+  private netSecrets: NetSecrets = NetSecrets.none;
 
   private constructor(
     private readonly runtime: SandboxRuntime,
@@ -302,12 +320,14 @@ export class Sandbox {
     const runtime = options.runtime ?? (await defaultRuntime());
     const limits = resolveLimits(runtime.limits, options.limits, runtime.maxLimits);
     const net = checkNet(runtime, options.net);
+    const secrets = checkSecrets(runtime, options.secrets);
     const sandbox = new Sandbox(runtime, limits, options.engine, {
       name: null,
       scope: options.scope ?? LOCAL_SCOPE,
       ...(principal !== undefined ? { principal } : {}),
     });
     sandbox.netGrant = net;
+    sandbox.netSecrets = secrets;
     return sandbox;
   }
 
@@ -334,6 +354,7 @@ export class Sandbox {
     const runtime = options.runtime ?? (await defaultRuntime());
     const scope = options.scope ?? LOCAL_SCOPE;
     const net = checkNet(runtime, options.net);
+    const secrets = checkSecrets(runtime, options.secrets);
     const state = runtime.state;
     await state.init();
     const home = state.sandboxDir(scope, name);
@@ -362,6 +383,7 @@ export class Sandbox {
       const place = { name, scope, home, ...(meta ? { id: meta.id } : {}) };
       sandbox = new Sandbox(runtime, limits, meta?.engine ?? options.engine, place);
       sandbox.netGrant = net;
+      sandbox.netSecrets = secrets;
       if (!meta) {
         const record: SandboxMeta = {
           version: 1,
@@ -407,6 +429,7 @@ export class Sandbox {
       ...(options.limits || live ? { limits: options.limits ?? { ...live!.limits } } : {}),
       ...(options.engine || live ? { engine: options.engine ?? live!.engine } : {}),
       ...(options.net || live?.netGrant ? { net: [...(options.net ?? live!.netGrant ?? [])] } : {}),
+      ...(options.secrets ? { secrets: options.secrets } : {}),
     };
     const target = name
       ? await Sandbox.openNamed(name, settings, true)
@@ -741,7 +764,8 @@ export class Sandbox {
       code,
       stdin: options.stdin ?? "",
       ...(args ? { args: [...args] } : {}),
-      env: { ...env },
+      // The placeholders of the sandbox's secrets, unless the caller sets those names itself.
+      env: { ...this.netSecrets.env(), ...env },
       limits: {
         timeoutMs: limits.timeoutMs,
         memoryMb: limits.memoryMb,
@@ -848,7 +872,11 @@ export class Sandbox {
     // moment for the files of a run that used all its time).
     const deadline = Date.now() + base.limits.timeoutMs + STORE_GRACE_MS;
     let result: EngineResult;
-    const net = this.runtime.netSession(this.netGrant, Date.now() + base.limits.timeoutMs);
+    const net = this.runtime.netSession(
+      this.netGrant,
+      Date.now() + base.limits.timeoutMs,
+      this.netSecrets,
+    );
     try {
       result = await host.run(
         session,
@@ -1287,6 +1315,8 @@ export interface OneShotOptions extends RunOptions {
   engine?: EngineKind;
   /** Hosts the code may reach, within the runtime's grant (see SandboxOptions.net). */
   net?: string[];
+  /** Secrets the code can use but never read (see SandboxOptions.secrets). */
+  secrets?: NetSecret[];
   /**
    * Whose one-shot this is. One engine process serves all one-shot runs of a principal, each in
    * a fresh interpreter; two principals' runs never share a process. Name one per client of
@@ -1300,7 +1330,8 @@ export const DEFAULT_PRINCIPAL = "default";
 
 /** Creates a sandbox, runs one piece of code in it, and destroys it. */
 export async function run(options: OneShotOptions): Promise<RunResult> {
-  const { language, code, files, runtime, limits, engine, net, principal, ...runOptions } = options;
+  const { language, code, files, runtime, limits, engine, net, secrets, principal, ...runOptions } =
+    options;
   if (principal !== undefined && (typeof principal !== "string" || principal.length === 0))
     throw new PolyboxError("INVALID_ARGUMENT", "principal must be a non-empty string");
   const sandbox = await Sandbox.oneShot(
@@ -1309,6 +1340,7 @@ export async function run(options: OneShotOptions): Promise<RunResult> {
       ...(limits ? { limits } : {}),
       ...(engine ? { engine } : {}),
       ...(net ? { net } : {}),
+      ...(secrets ? { secrets } : {}),
     },
     principal ?? DEFAULT_PRINCIPAL,
   );

@@ -25,6 +25,7 @@ import {
 } from "./kept-output.js";
 import { describeLimit, type Limits, resolveLimits } from "./limits.js";
 import { sniff } from "./mime.js";
+import type { NetSecret } from "./net-secrets.js";
 import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
 import type { SandboxRuntime } from "./run-host.js";
 import { checkLanguage, type EngineKind, type NamedSandboxInfo, run, Sandbox } from "./sandbox.js";
@@ -459,6 +460,8 @@ export class SandboxService {
       name?: string;
       /** Hosts its guests may reach, within the runtime's grant. */
       net?: string[];
+      /** Secrets its guests can use but never read, for hosts within the runtime's grant. */
+      secrets?: NetSecret[];
     } = {},
   ): Promise<ManagedSandboxInfo> {
     const language = options.language === undefined ? undefined : checkLanguage(options.language);
@@ -475,6 +478,7 @@ export class SandboxService {
       ...(language ? { defaultLanguage: language } : {}),
       ...(options.name !== undefined ? { name: options.name } : {}),
       ...(options.net ? { net: options.net } : {}),
+      ...(options.secrets ? { secrets: options.secrets } : {}),
       scope: scopeOf(caller),
     });
     return this.sandboxes.info(sandbox.id, caller.owner);

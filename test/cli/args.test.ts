@@ -16,6 +16,7 @@ describe("parseArgs", () => {
         allowNet: [],
         denyNet: [],
         netHeaders: [],
+        netSecrets: [],
         allowEnv: [],
         pythonPackages: [],
       },
@@ -49,6 +50,39 @@ describe("parseArgs", () => {
     );
     for (const bad of ["api.example.com", "h=Name", "h=Na me:X", "h=N:1X"])
       expect(() => parseArgs(["mcp", `--net-header=${bad}`])).toThrow(/HOST=NAME:ENVVAR/);
+  });
+
+  it("reads --net-secret: the value from the server's env var of that name, or given; hosts after the last @; places after /", () => {
+    const { flags } = parseArgs([
+      "mcp",
+      "--allow-net=api.example.com,127.0.0.1:8080",
+      "--net-secret=API_TOKEN@api.example.com",
+      "--net-secret=KEY=p@ss=word@127.0.0.1:8080,api.example.com/url,body",
+    ]);
+    expect(flags.netSecrets).toEqual([
+      { name: "API_TOKEN", hosts: ["api.example.com"] },
+      {
+        name: "KEY",
+        value: "p@ss=word",
+        hosts: ["127.0.0.1:8080", "api.example.com"],
+        in: ["headers", "url", "body"],
+      },
+    ]);
+    const options = runtimeOptions(flags, { API_TOKEN: "Bearer t" });
+    expect(options.net?.secrets).toEqual([
+      { name: "API_TOKEN", value: "Bearer t", hosts: ["api.example.com"] },
+      {
+        name: "KEY",
+        value: "p@ss=word",
+        hosts: ["127.0.0.1:8080", "api.example.com"],
+        in: ["headers", "url", "body"],
+      },
+    ]);
+    expect(() => runtimeOptions(flags, {})).toThrow(
+      /--net-secret=API_TOKEN@api.example.com: the environment variable API_TOKEN is not set/,
+    );
+    for (const bad of ["api.example.com", "1X@h", "X=v@", "@h"])
+      expect(() => parseArgs(["mcp", `--net-secret=${bad}`])).toThrow(/NAME@HOST/);
   });
 
   it("reads comma lists, repeats, and bare --allow-X as allow-all (as Deno does)", () => {

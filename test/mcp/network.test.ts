@@ -8,10 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type McpHandle, stdioServer, text } from "../helpers/mcp-client.js";
 
 const KEY = "mcp-boundary-secret";
-const seen: { url: string; key: string | undefined }[] = [];
+const TOKEN = "mcp-flag-secret-13579";
+const OWN = "mcp-sandbox-secret-24680";
+const seen: { url: string; key: string | undefined; auth?: string | undefined }[] = [];
 const site = http.createServer((req, res) => {
-  seen.push({ url: req.url ?? "", key: req.headers["x-key"] as string | undefined });
-  res.end(`hello from ${req.url}`);
+  seen.push({
+    url: req.url ?? "",
+    key: req.headers["x-key"] as string | undefined,
+    auth: req.headers.authorization,
+  });
+  // An echo of the credential, as a debugging endpoint gives it.
+  res.end(`hello from ${req.url}${req.headers.authorization ? ` as ${req.headers.authorization}` : ""}`);
 });
 let port = 0;
 let server: McpHandle;
@@ -24,9 +31,10 @@ beforeAll(async () => {
       `--allow-net=127.0.0.1:${port},example.invalid`,
       "--deny-net=blocked.invalid",
       `--net-header=127.0.0.1:${port}=X-Key:POLYBOX_TEST_NET_KEY`,
+      `--net-secret=POLYBOX_TEST_TOKEN@127.0.0.1:${port}`,
       "--pool=python=0,javascript=1,typescript=0,bash=0,ruby=0,wasm=0",
     ],
-    { POLYBOX_TEST_NET_KEY: KEY },
+    { POLYBOX_TEST_NET_KEY: KEY, POLYBOX_TEST_TOKEN: TOKEN },
   );
 });
 
@@ -36,6 +44,38 @@ afterAll(async () => {
 });
 
 describe("the guest's network over MCP", () => {
+  it("--net-secret and create_sandbox's secrets: the code holds placeholders, the host gets the values, no answer holds them", async () => {
+    const created = await call(server.client, "create_sandbox", {
+      secrets: [{ name: "OWN_TOKEN", value: OWN, hosts: [`127.0.0.1:${port}`] }],
+    });
+    expect(created.isError, text(created)).toBeFalsy();
+    const sandbox_id = created.structuredContent!.sandbox_id as string;
+    const r = await call(server.client, "execute_code", {
+      sandbox_id,
+      language: "bash",
+      code: `curl -sS -H "Authorization: $POLYBOX_TEST_TOKEN" http://127.0.0.1:${port}/flag; echo
+curl -sS -H "Authorization: $OWN_TOKEN" http://127.0.0.1:${port}/own; echo
+env | grep -c '^[A-Z_]*TOKEN=POLYBOX_SECRET_'`,
+    });
+    expect(r.isError, text(r)).toBeFalsy();
+    const out = r.structuredContent!.stdout as string;
+    expect(out).toMatch(/^hello from \/flag as POLYBOX_SECRET_POLYBOX_TEST_TOKEN_[0-9a-f]{32}\n/);
+    expect(out).toMatch(/\nhello from \/own as POLYBOX_SECRET_OWN_TOKEN_[0-9a-f]{32}\n2\n$/);
+    expect(seen.find((s) => s.url === "/flag")?.auth).toBe(TOKEN);
+    expect(seen.find((s) => s.url === "/own")?.auth).toBe(OWN);
+    const status = await call(server.client, "get_sandbox_status", { sandbox_id });
+    for (const answer of [created, r, status]) {
+      expect(JSON.stringify(answer)).not.toContain(TOKEN);
+      expect(JSON.stringify(answer)).not.toContain(OWN);
+    }
+    const bad = await call(server.client, "create_sandbox", {
+      secrets: [{ name: "X", value: "long-enough-value", hosts: ["elsewhere.invalid"] }],
+    });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/elsewhere\.invalid/);
+    await call(server.client, "close_sandbox", { sandbox_id });
+  });
+
   it("the run tools' descriptions name the granted hosts and each language's client", async () => {
     const { tools } = await server.client.listTools();
     const js = tools.find((t) => t.name === "execute_javascript")!;

@@ -15,16 +15,25 @@ import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { usable } from "./helpers.js";
 
 const SECRET = "native-boundary-secret";
+const TOKEN = "native-token-5e6f7a8b9c";
 const CURL = existsSync("/usr/bin/curl");
 const REQUESTS = spawnSync("/usr/bin/python3", ["-c", "import requests"]).status === 0;
-const seen: { url: string; key: string | undefined }[] = [];
+const seen: { url: string; key: string | undefined; auth?: string | undefined }[] = [];
 let connections = 0;
 const site = http.createServer((req, res) => {
-  seen.push({ url: req.url ?? "", key: req.headers["x-key"] as string | undefined });
+  seen.push({
+    url: req.url ?? "",
+    key: req.headers["x-key"] as string | undefined,
+    auth: req.headers.authorization,
+  });
   if (req.url === "/moved") {
     res.writeHead(302, { location: "/landed" });
     res.end();
-  } else res.end(`hello ${req.url}`);
+  } else {
+    // An echo of the credential, as a debugging endpoint gives it.
+    if (req.headers.authorization) res.setHeader("x-echo", req.headers.authorization);
+    res.end(`hello ${req.url}`);
+  }
 });
 site.on("connection", () => {
   connections++;
@@ -42,7 +51,10 @@ describe.runIf(usable)("native mode's proxy", () => {
       isolation: "auto",
       pool,
       permissions: { net: [`127.0.0.1:${port}`] },
-      net: { headers: [{ host: `127.0.0.1:${port}`, name: "X-Key", value: SECRET }] },
+      net: {
+        headers: [{ host: `127.0.0.1:${port}`, name: "X-Key", value: SECRET }],
+        secrets: [{ name: "API_TOKEN", value: TOKEN, hosts: [`127.0.0.1:${port}`] }],
+      },
     });
     nothing = await testRuntime({ isolation: "auto", pool });
   });
@@ -108,6 +120,38 @@ print(r.status_code, r.text)`,
       expect(r.stdout).toMatch(/rc=[1-9]/);
       expect(r.network?.[0]?.denied).toContain("--net-header");
       expect(connections).toBe(before);
+    },
+  );
+
+  // T34 in native mode: the jail's environment holds the placeholder; the proxy's request to the
+  // secret's host carries the value, its echo comes back as the placeholder, and a tunnel to it
+  // is refused (the value could not be put in inside TLS).
+  it.runIf(CURL)(
+    "a --net-secret: the env holds a placeholder, the host gets the value, a tunnel to it is refused",
+    async () => {
+      const sb = await Sandbox.create({ runtime: granted, engine: "native" });
+      const r = await sb.run(
+        "bash",
+        `echo "$API_TOKEN" | cut -c1-25
+         curl -sS -D - -o /dev/null -H "Authorization: Bearer $API_TOKEN" http://127.0.0.1:${port}/secret | grep -ci "^x-echo: Bearer $API_TOKEN" || true
+         curl -sS https://127.0.0.1:${port}/; echo "rc=$?"`,
+      );
+      const py = await sb.run(
+        "python",
+        `import os, urllib.request, urllib.error
+try:
+    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:${port}/elsewhere", headers={"X": os.environ["API_TOKEN"]}))
+    print("sent")
+except urllib.error.HTTPError as e:
+    print(e.code)`,
+      );
+      await sb.close();
+      expect(r.stdout).toMatch(/^POLYBOX_SECRET_API_TOKEN_\n1\n[\s\S]*rc=[1-9]/);
+      expect(seen.find((s) => s.url === "/secret")?.auth).toBe(`Bearer ${TOKEN}`);
+      expect(r.network?.at(-1)?.denied).toContain("--net-secret");
+      // The same host is the secret's: the placeholder goes there as the value.
+      expect(py.stdout, py.stderr).toBe("sent\n");
+      expect(JSON.stringify([r, py])).not.toContain(TOKEN);
     },
   );
 

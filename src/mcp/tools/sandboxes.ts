@@ -99,6 +99,30 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
           .describe(
             "Hosts this sandbox's code may reach (HOST or HOST:PORT), narrower than what the server grants with --allow-net; default: the server's grant. A host outside the server's grant is an error.",
           ),
+        secrets: z
+          .array(
+            z.object({
+              name: z
+                .string()
+                .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/)
+                .describe("The environment variable the code sees"),
+              value: z.string().min(8).max(16384).describe("The secret (never shown to the code)"),
+              hosts: z
+                .array(z.string().min(1).max(300))
+                .min(1)
+                .max(64)
+                .describe("Hosts it is sent to (HOST or HOST:PORT), within the server's grant"),
+              in: z
+                .array(z.enum(["headers", "url", "body"]))
+                .optional()
+                .describe("Where it is put in (default: headers)"),
+            }),
+          )
+          .max(32)
+          .optional()
+          .describe(
+            "Secrets the code can use but never read: its environment variable name holds a placeholder, and the server puts the value in place of it only in requests to the secret's hosts (a request carrying it elsewhere is refused, and those hosts' answers come back with the placeholder). Kept in memory only: a reopened named sandbox needs them again.",
+          ),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
       annotations: {
@@ -113,6 +137,7 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
           ...(args.engine ? { engine: args.engine } : {}),
           ...(args.name !== undefined ? { name: args.name } : {}),
           ...(args.net ? { net: args.net } : {}),
+          ...(args.secrets ? { secrets: args.secrets } : {}),
           limits: {
             ...(args.timeout_seconds !== undefined
               ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }

@@ -3,7 +3,10 @@
 // name itself, checks every address the name resolves to, and connects to the checked address
 // (the socket's lookup returns it, so no second resolution can rebind the name). Headers the
 // operator configured for a host (`--net-header`) are added here and only here: their values
-// never cross to the guest. A session is one run's: it counts requests and bytes against the
+// never cross to the guest. So are secrets (`--net-secret`, core/net-secrets.ts): a placeholder
+// the guest sends becomes the value only on a hop to the secret's hosts, a placeholder headed
+// anywhere else stops the request, and those hosts' answers come back with the value replaced
+// by the placeholder. A session is one run's: it counts requests and bytes against the
 // run's limits and keeps the record the run's result carries.
 
 import { lookup as dnsLookup } from "node:dns/promises";
@@ -14,6 +17,7 @@ import tls from "node:tls";
 import type { NetHeader } from "../../core/config.js";
 import type { NetLimits } from "../../core/limits.js";
 import { pinnedLookup } from "../../core/net-addresses.js";
+import { NetSecrets, SecretRefusal } from "../../core/net-secrets.js";
 import {
   type NetRecordEntry,
   type NetReply,
@@ -79,8 +83,8 @@ export class NetBroker {
   }
 
   /** A session for one run, under `policy` (the runtime's, or a sandbox's narrower one). */
-  session(policy: NetPolicy, deadline: number): NetSession {
-    return new NetSession(this.options, this.ca, policy, deadline);
+  session(policy: NetPolicy, deadline: number, secrets = NetSecrets.none): NetSession {
+    return new NetSession(this.options, this.ca, policy, deadline, secrets);
   }
 }
 
@@ -98,6 +102,7 @@ export class NetSession implements TunnelSession {
     private readonly ca: string[] | undefined,
     readonly policy: NetPolicy,
     readonly deadline: number,
+    private readonly secrets: NetSecrets,
   ) {}
 
   closed = false;
@@ -147,9 +152,18 @@ export class NetSession implements TunnelSession {
     return null;
   }
 
-  /** @internal Whether `--net-header` headers apply to this host and port. */
-  hasHeaders(host: string, port: number): boolean {
-    return (this.options.headers ?? []).some((h) => headerApplies(h.host, host, port));
+  /**
+   * @internal What the boundary adds to this host's requests (`--net-header`, `--net-secret`),
+   * or null: a request that could reflect them, or a tunnel that cannot carry them, is refused.
+   */
+  addsTo(host: string, port: number): string | null {
+    const goesTo = (grant: string) => headerApplies(grant, host, port);
+    const headers = (this.options.headers ?? []).some((h) => goesTo(h.host));
+    const secrets = this.secrets.anyFor(goesTo);
+    if (headers && secrets) return "headers (--net-header) and secrets (--net-secret)";
+    if (headers) return "headers (--net-header)";
+    if (secrets) return "secrets (--net-secret)";
+    return null;
   }
 
   /** Handles one request as the untrusted side sent it: never throws, always a reply. */
@@ -292,20 +306,33 @@ export class NetSession implements TunnelSession {
     const verdict = this.policy.checkHost(named, port);
     if (!verdict.ok) throw new Stop("denied", deniedMessage(entry, url, verdict.why));
     const host = canonicalHost(named)!;
-    if (REFLECTING_METHODS.has(method) && this.hasHeaders(host, port))
+    const adds = REFLECTING_METHODS.has(method) ? this.addsTo(host, port) : null;
+    if (adds)
       throw new Stop(
         "denied",
         deniedMessage(
           entry,
           url,
-          `method ${method} to ${hostPort(host, port)} is refused: the server adds headers to this host's requests (--net-header), and a ${method} answer reflects the request's headers back, secret values included`,
+          `method ${method} to ${hostPort(host, port)} is refused: the server adds ${adds} to this host's requests, and a ${method} answer reflects the request back, secret values included`,
         ),
       );
+    let filled: ReturnType<NetSecrets["fill"]>;
+    try {
+      filled = this.secrets.fill(
+        (grant) => headerApplies(grant, host, port),
+        { headers: guest, path: `${url.pathname}${url.search}`, body },
+        hostPort(host, port),
+      );
+    } catch (error) {
+      if (error instanceof SecretRefusal)
+        throw new Stop("denied", deniedMessage(entry, url, error.message));
+      throw error;
+    }
     const address = await this.resolve(host, port, signal, (kind, why) =>
       kind === "denied" ? new Stop("denied", deniedMessage(entry, url, why)) : new Stop(kind, why),
     );
     const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of guest) {
+    for (const [k, v] of filled.headers) {
       const key = k.toLowerCase();
       const old = headers[key];
       headers[key] = old === undefined ? v : Array.isArray(old) ? [...old, v] : [old, v];
@@ -315,7 +342,8 @@ export class NetSession implements TunnelSession {
     }
     headers.host = url.host;
     headers["accept-encoding"] = "identity";
-    if (body !== undefined) headers["content-length"] = String(body.length);
+    const sent = filled.body;
+    if (sent !== undefined) headers["content-length"] = String(sent.length);
     // The socket connects to the address checked above, whatever the name resolves to now.
     const lookup = pinnedLookup(address);
     const secure = url.protocol === "https:";
@@ -327,7 +355,7 @@ export class NetSession implements TunnelSession {
           protocol: url.protocol,
           hostname: host,
           port,
-          path: `${url.pathname}${url.search}`,
+          path: filled.path,
           method,
           headers,
           lookup,
@@ -370,19 +398,33 @@ export class NetSession implements TunnelSession {
               out.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
             }
             const data = Buffer.concat(chunks);
-            resolve({
+            const answer = {
               status: res.statusCode ?? 0,
               statusText: res.statusMessage ?? "",
               headers: out,
               body: new Uint8Array(data.buffer, data.byteOffset, data.length),
-            });
+            };
+            // A host that got a secret may echo it (a debugging endpoint, an error page): the
+            // guest gets the placeholder back instead.
+            resolve(filled.used ? this.scrubbed(answer) : answer);
           });
           res.on("error", reject);
         },
       );
       req.on("error", reject);
-      req.end(body === undefined ? undefined : Buffer.from(body));
+      req.end(sent === undefined ? undefined : Buffer.from(sent));
     });
+  }
+
+  private scrubbed<A extends { statusText: string; headers: [string, string][]; body: Uint8Array }>(
+    answer: A,
+  ): A {
+    return {
+      ...answer,
+      statusText: this.secrets.scrubText(answer.statusText),
+      headers: answer.headers.map(([k, v]) => [k, this.secrets.scrubText(v)]),
+      body: this.secrets.scrubBytes(answer.body),
+    };
   }
 
   /**

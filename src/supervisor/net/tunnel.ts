@@ -4,8 +4,8 @@
 // resolved here, every address checked, and the socket connected to the checked address, so no
 // second resolution can rebind the name. Then bytes are relayed both ways as framed chunks on the
 // agent's wire. What flows is TLS: nothing inside it can be checked or changed here, so a host
-// with `--net-header` headers is refused (they could not be added), and redirects are the
-// client's own business (each new host is a new CONNECT, checked again).
+// with `--net-header` headers or `--net-secret` secrets is refused (they could not be added),
+// and redirects are the client's own business (each new host is a new CONNECT, checked again).
 //
 // Bounds: each tunnel counts as a request (maxRequests); bytes both ways count against the run's
 // maxBytesOut / maxBytesIn, a tunnel's bytes in against maxResponseBytes too; a tunnel lives at
@@ -38,8 +38,8 @@ export interface TunnelSession {
   spendOut(n: number, entry: NetRecordEntry): string | null;
   /** Counts bytes against maxBytesIn (and `entry`'s against maxResponseBytes). */
   spendIn(n: number, entry: NetRecordEntry): string | null;
-  /** Whether `--net-header` headers are configured for this host and port. */
-  hasHeaders(host: string, port: number): boolean;
+  /** What the boundary adds to this host's requests (`--net-header`, `--net-secret`), or null. */
+  addsTo(host: string, port: number): string | null;
   /** The checked address to connect to, or throws `{ kind, message }`. */
   resolve(host: string, port: number, signal: AbortSignal): Promise<string>;
 }
@@ -90,10 +90,11 @@ class Tunnel {
     this.entry.host = hostPort(host, port);
     const hostVerdict = s.policy.checkHost(host, port);
     if (!hostVerdict.ok) throw new TunnelRefusal("denied", hostVerdict.why);
-    if (s.hasHeaders(host, port))
+    const adds = s.addsTo(host, port);
+    if (adds)
       throw new TunnelRefusal(
         "denied",
-        `CONNECT to ${hostPort(host, port)} refused: the server adds headers to this host's requests (--net-header), which it cannot do inside an encrypted tunnel; use http:// through the proxy, or drop the header`,
+        `CONNECT to ${hostPort(host, port)} refused: the server adds ${adds} to this host's requests, which it cannot do inside an encrypted tunnel; use http:// through the proxy where the host serves it, or the WebAssembly engine`,
       );
     const budget = Math.min(s.limits.requestTimeoutMs, s.deadline - Date.now());
     if (budget <= 0)
