@@ -50,6 +50,7 @@ export {
   type Language,
   type OutputStream,
   type Permissions,
+  RUN_EXIT_CODES,
   RUN_STATUSES,
   type RunDisplay,
   type RunImage,

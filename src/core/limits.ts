@@ -175,16 +175,3 @@ export function parseDuration(text: string): number {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s").toLowerCase()]!;
   return Math.round(Number(m[1]) * unit);
 }
-
-/**
- * The exit code of a run a limit stopped, the same in every language and mode (the program did
- * not choose it): 124 for a timeout, as timeout(1) reports; 130 for a cancel, as for Ctrl-C; 137
- * for memory, as for the kernel's OOM kill; 141 for output, as for a closed pipe. A run over the
- * workspace quota keeps its program's exit code, or 1 if that was 0.
- */
-export const LIMIT_EXIT_CODES = Object.freeze({
-  timeout: 124,
-  cancelled: 130,
-  memory_limit: 137,
-  output_limit: 141,
-} as const);

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { exitCodeOf } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import {
   type EngineLanguage,
@@ -17,13 +18,7 @@ import {
   WASM_ONLY_LANGUAGES,
 } from "../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "./errors.js";
-import {
-  describeLimit,
-  LIMIT_EXIT_CODES,
-  type Limits,
-  MAX_WORKSPACE_ENTRIES,
-  resolveLimits,
-} from "./limits.js";
+import { describeLimit, type Limits, MAX_WORKSPACE_ENTRIES, resolveLimits } from "./limits.js";
 import { type NetSecret, NetSecrets } from "./net-secrets.js";
 import type { Wheel } from "./packages.js";
 import { inlineDependencies, packageRequirements } from "./python-deps.js";
@@ -1235,13 +1230,6 @@ async function linkOrCopy(source: string, dest: string, mtimeMs: number): Promis
     const t = new Date(mtimeMs);
     await fs.utimes(dest, t, t).catch(() => undefined);
   }
-}
-
-function exitCodeOf(status: RunResult["status"], exitCode: number): number {
-  if (status === "workspace_limit") return exitCode === 0 ? 1 : exitCode;
-  return status in LIMIT_EXIT_CODES
-    ? LIMIT_EXIT_CODES[status as keyof typeof LIMIT_EXIT_CODES]
-    : exitCode;
 }
 
 function notStarted(message: string, status: RunResult["status"] = "error"): RunResult {

@@ -37,6 +37,7 @@ import {
   LANGUAGES,
   type Language,
   type OutputStream,
+  RUN_EXIT_CODES,
   type RunResult,
 } from "./types.js";
 import { HostFiles } from "./upload.js";
@@ -127,7 +128,7 @@ const NOT_STARTED: RunResult = {
   status: "cancelled",
   stdout: "",
   stderr: "",
-  exitCode: 130,
+  exitCode: RUN_EXIT_CODES.cancelled,
   value: null,
   durationMs: 0,
   truncated: false,

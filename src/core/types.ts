@@ -1,8 +1,8 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
+import { type EngineStatus, RUN_EXIT_CODES, RUN_STATUSES } from "../protocol/endings.js";
 import type { NetRecordEntry } from "../protocol/net.js";
-import { type EngineStatus, RUN_STATUSES } from "../protocol/schemas.js";
 import type { Limits } from "./limits.js";
 
 export { LANGUAGES, type Language } from "../protocol/languages.js";
@@ -13,13 +13,13 @@ export type { NetRecordEntry };
  * limit or the caller that stopped it.
  */
 export type RunStatus = EngineStatus;
-export { RUN_STATUSES };
+export { RUN_EXIT_CODES, RUN_STATUSES };
 
 export interface RunResult {
   status: RunStatus;
   stdout: string;
   stderr: string;
-  /** The guest's exit code; 0 for `ok`. Limits that kill the run give 124 (timeout) or 137. */
+  /** The guest's exit code; 0 for `ok`. A limit or a cancel gives its own (RUN_EXIT_CODES). */
   exitCode: number;
   /** Text form of the last expression's value (Python repr / JS inspection), if any. */
   value: string | null;

@@ -18,7 +18,7 @@ import type {
   TaskStore,
 } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import type { CallToolResult, Request, Result, Task } from "@modelcontextprotocol/sdk/types.js";
-import { isPolyboxError, type JobInfo, PolyboxError } from "../index.js";
+import { isPolyboxError, type JobInfo, PolyboxError, RUN_EXIT_CODES } from "../index.js";
 import { capResponse } from "./budget.js";
 import { errorResult, runAnswer } from "./render.js";
 import { planOf } from "./task-plan.js";
@@ -189,7 +189,7 @@ function answerOf(job: JobInfo, maxResponseBytes: number): CallToolResult {
     status: "cancelled" as const,
     stdout: "",
     stderr: "",
-    exitCode: 130,
+    exitCode: RUN_EXIT_CODES.cancelled,
     value: null,
     durationMs: 0,
     truncated: false,

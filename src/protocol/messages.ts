@@ -5,12 +5,12 @@
 // re-exported here); the trusted side validates every message it receives with them.
 
 import type { MessagePort } from "node:worker_threads";
+import type { EngineStatus } from "./endings.js";
 import { type Language, WASM_ONLY_LANGUAGES, type WasmOnlyLanguage } from "./languages.js";
 import type { NetReply, NetRequest } from "./net.js";
 import type {
   Display,
   EngineResult,
-  EngineStatus,
   FileBlob,
   FileSync,
   HostEvent,

@@ -8,21 +8,10 @@
 // guest-side engines import the types alone.
 
 import { z } from "zod";
+import { RUN_STATUSES } from "./endings.js";
 import { LANGUAGES } from "./languages.js";
 import { TunnelFrameSchema } from "./net.js";
 import { isForgedPath } from "./paths.js";
-
-/** How a run can end: `ok`/`error` are the guest's doing, the rest name what stopped it. */
-export const RUN_STATUSES = [
-  "ok",
-  "error",
-  "timeout",
-  "memory_limit",
-  "output_limit",
-  "workspace_limit",
-  "cancelled",
-] as const;
-export type EngineStatus = (typeof RUN_STATUSES)[number];
 
 /** The range a JavaScript Date (and so `fs.utimes`) accepts. */
 const MAX_TIME_MS = 8.64e15;

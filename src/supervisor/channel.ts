@@ -14,6 +14,7 @@
 import { PolyboxError } from "../core/errors.js";
 import type { LogFn } from "../core/log.js";
 import type { GuestNet, OutputFn } from "../core/run-host.js";
+import { RUN_EXIT_CODES } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits } from "../protocol/messages.js";
 import type { NetReply, TunnelFrame, TunnelReply } from "../protocol/net.js";
@@ -355,7 +356,7 @@ export class GuestChannel {
         )!,
       ),
       status: "timeout",
-      exitCode: 124,
+      exitCode: RUN_EXIT_CODES.timeout,
       ...run.seen,
     });
     this.options.cancel(id);

@@ -3,6 +3,7 @@
 // deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
 
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import { exitCodeOf, RUN_EXIT_CODES } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type {
   EngineResult,
@@ -260,7 +261,7 @@ export class Interpreter {
     recycle = false,
   ): Promise<EngineResult> {
     if (this.dead)
-      return Promise.resolve(this.failure("error", "the interpreter is no longer running", 1));
+      return Promise.resolve(this.failure("error", "the interpreter is no longer running"));
     if (this.pending) throw new Error("interpreter is busy");
     return new Promise((resolve) => {
       const timer = setTimeout(
@@ -333,7 +334,7 @@ export class Interpreter {
         p.request.limits,
         "the engine host's memory passed its ceiling; the interpreter was killed",
       )!;
-      this.settle(this.failure("memory_limit", message, 137, p.seen));
+      this.settle(this.failure("memory_limit", message, p.seen));
     }
     this.dispose();
   }
@@ -381,7 +382,13 @@ export class Interpreter {
       const result = validateResult(message.result, p.request.limits);
       this.settle(
         p.cancelled && result.status !== "cancelled"
-          ? { ...result, status: "cancelled", exitCode: 130, value: null, message: "cancelled" }
+          ? {
+              ...result,
+              status: "cancelled",
+              exitCode: RUN_EXIT_CODES.cancelled,
+              value: null,
+              message: "cancelled",
+            }
           : result,
       );
       // A worker that reports its state lost (it went over memory) is ending itself: retire it
@@ -440,7 +447,7 @@ export class Interpreter {
         ? limitMessage("timeout", p.request.limits, "the interpreter was killed")!
         : "cancelled; the interpreter was killed";
     if (this.language === "wasix") this.retiresHost = true;
-    this.settle(this.failure(status, message, status === "timeout" ? 124 : 130, p.seen));
+    this.settle(this.failure(status, message, p.seen));
     this.dispose();
   }
 
@@ -452,24 +459,26 @@ export class Interpreter {
     if (!p) return;
     if (this.exitReason === "memory") {
       const message = limitMessage("memory_limit", p.request.limits, "the interpreter was killed")!;
-      this.settle(this.failure("memory_limit", message, 137, p.seen));
+      this.settle(this.failure("memory_limit", message, p.seen));
     } else {
-      this.settle(this.failure("error", "the interpreter crashed and was replaced", 1, p.seen));
+      this.settle(this.failure("error", "the interpreter crashed and was replaced", p.seen));
     }
   }
 
-  /** A result the worker could not give: whatever it printed before it ended is kept. */
+  /**
+   * A result the worker could not give: whatever it printed before it ended is kept, and its exit
+   * code is its ending's (1 for an error).
+   */
   private failure(
     status: EngineResult["status"],
     message: string,
-    exitCode: number,
     seen = { stdout: "", stderr: "" },
   ): EngineResult {
     return {
       status,
       stdout: seen.stdout,
       stderr: seen.stderr,
-      exitCode,
+      exitCode: exitCodeOf(status, 1),
       value: null,
       truncated: false,
       message,

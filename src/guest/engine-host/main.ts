@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { RUN_EXIT_CODES } from "../../protocol/endings.js";
 import type {
   EngineAssets,
   EngineLanguage,
@@ -232,7 +233,7 @@ function cancelledResult(): EngineResult {
     status: "cancelled",
     stdout: "",
     stderr: "",
-    exitCode: 130,
+    exitCode: RUN_EXIT_CODES.cancelled,
     value: null,
     truncated: false,
     message: "cancelled before it started",

@@ -115,6 +115,8 @@ async function recycle(engine: Engine, id: number): Promise<void> {
 
 /** A worker that could not be handed on after a recycle run ends with this code. */
 const EXIT_NOT_RECYCLED = 75;
+/** A worker that ends itself over memory or with its state lost: a worker's code, not a run's. */
+const EXIT_OVER_MEMORY = 137;
 
 /** Asks the run in progress to stop (a cancel): engines that yield to the event loop see it. */
 let stopCurrent: (() => void) | null = null;
@@ -197,7 +199,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
 function watchIdleMemory(limitBytes: () => number): void {
   hostTimers
     .setInterval(() => {
-      if (!busy && overMemoryLimit(limitBytes())) process.exit(137);
+      if (!busy && overMemoryLimit(limitBytes())) process.exit(EXIT_OVER_MEMORY);
     }, 1_000)
     .unref();
 }
@@ -272,7 +274,7 @@ boot().then(
         stopCurrent = null;
         busy = false;
         send({ type: "result", id: message.id, result });
-        if (result.stateLost) hostTimers.setTimeout(() => process.exit(137), 0);
+        if (result.stateLost) hostTimers.setTimeout(() => process.exit(EXIT_OVER_MEMORY), 0);
         // What the run left in the interpreter goes before anyone's next run, after the answer.
         else if (message.recycle) await recycle(engine, message.id);
       });

@@ -5,7 +5,13 @@
 
 import { Bash, InMemoryFs, parse, type SecureFetch } from "just-bash";
 import type { RunRequest } from "../../../protocol/messages.js";
-import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
+import {
+  type Engine,
+  type EngineOutcome,
+  type RunContext,
+  recyclable,
+  stoppedAt,
+} from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
 import { executionLimits, limitVerdict, withoutTuningHint } from "./budgets.js";
@@ -204,6 +210,7 @@ async function createInstance(): Promise<Engine> {
           env: shell.unexported(),
           onOutput,
         });
+        // just-bash's own codes for a budget it enforced (budgets.ts), not polybox's endings.
         const verdict =
           result.exitCode === 126 || result.exitCode === 124
             ? limitVerdict(result.stderr)
@@ -230,7 +237,7 @@ async function createInstance(): Promise<Engine> {
         }
         shell.update(env);
         if (env.PWD) cwd = env.PWD;
-        if (timedOut) return { exitCode: 124, value: null, status: "timeout" };
+        if (timedOut) return stoppedAt("timeout");
         return { exitCode: result.exitCode, value: null, ...verdict };
       } finally {
         clearTimeout(timer);

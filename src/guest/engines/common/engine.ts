@@ -2,6 +2,7 @@
 // worker thread, owns one interpreter, and runs one request at a time. It never sees the host's
 // file system or network: files arrive in the request and leave in the result.
 
+import { RUN_EXIT_CODES } from "../../../protocol/endings.js";
 import type {
   Display,
   EngineResult,
@@ -23,6 +24,11 @@ export interface EngineOutcome {
   message?: string;
   /** The interpreter cannot be trusted after this run (it was unwound mid-call); retire it. */
   stateLost?: boolean;
+}
+
+/** The outcome of a run the engine itself stopped at a limit: its status, and that exit code. */
+export function stoppedAt(status: "timeout" | "memory_limit"): EngineOutcome {
+  return { exitCode: RUN_EXIT_CODES[status], value: null, status };
 }
 
 export interface RunContext {

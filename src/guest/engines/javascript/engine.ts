@@ -24,7 +24,7 @@ import type {
   WorkerInit,
 } from "../../../protocol/messages.js";
 import type { NetReply, NetRequest } from "../../../protocol/net.js";
-import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { type Engine, type EngineOutcome, type RunContext, stoppedAt } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { netFailure } from "../common/net.js";
 import {
@@ -334,10 +334,10 @@ export async function createEngine(
       }
       const text = describe(error);
       if (/^InternalError: interrupted/.test(text) && Date.now() >= run.deadline) {
-        return { exitCode: 124, value: null, status: "timeout" };
+        return stoppedAt("timeout");
       }
       if (/^InternalError: out of memory/.test(text)) {
-        return { exitCode: 137, value: null, status: "memory_limit" };
+        return stoppedAt("memory_limit");
       }
       if (!run.stopRequested) run.output.write("stderr", `Uncaught ${text}\n`);
       return { exitCode: 1, value: null };
@@ -576,7 +576,7 @@ export async function createEngine(
         );
         return { exitCode: 1, value: null };
       }
-      if (Date.now() >= run.deadline) return { exitCode: 124, value: null, status: "timeout" };
+      if (Date.now() >= run.deadline) return stoppedAt("timeout");
       await nextTimer(run.deadline);
     }
   }

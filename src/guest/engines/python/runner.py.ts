@@ -651,6 +651,7 @@ async def _polybox_run(code, env_json, sink):
         exit_code = _system_exit_code(e)
     except BaseException as e:
         _sys.stderr.write(_user_traceback(e))
+        # 130 as python3 gives for an uncaught KeyboardInterrupt (SIGINT), whoever raised it.
         exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
         _cancel_background_tasks()

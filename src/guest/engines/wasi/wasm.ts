@@ -9,7 +9,13 @@
 
 import { WASI, WASIProcExit } from "@bjorn3/browser_wasi_shim";
 import type { RunRequest } from "../../../protocol/messages.js";
-import { type Engine, type EngineOutcome, type RunContext, recyclable } from "../common/engine.js";
+import {
+  type Engine,
+  type EngineOutcome,
+  type RunContext,
+  recyclable,
+  stoppedAt,
+} from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
 import { capMemory, InitialMemoryError, ModuleFormatError } from "./memory-cap.js";
 import { OutputStopped, type OutputTarget, WasiFiles } from "./wasi-fs.js";
@@ -53,8 +59,7 @@ function createInstance(): Engine {
       try {
         module = await WebAssembly.compile(capMemory(bytes, capBytes));
       } catch (error) {
-        if (error instanceof InitialMemoryError)
-          return { exitCode: 137, value: null, status: "memory_limit" };
+        if (error instanceof InitialMemoryError) return stoppedAt("memory_limit");
         const why = error instanceof ModuleFormatError ? error.message : String(error);
         return failed(ctx, `${path} is not a valid WebAssembly module: ${why}`, 126);
       }
@@ -112,7 +117,7 @@ function createInstance(): Engine {
         const message = error instanceof Error ? error.message : String(error);
         if (atCap(memory)) {
           ctx.output.write("stderr", `wasm: trap after memory.grow was refused: ${message}\n`);
-          return overCap(137);
+          return stoppedAt("memory_limit");
         }
         return failed(ctx, `trap: ${message}`, 134);
       } finally {

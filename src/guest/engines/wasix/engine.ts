@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { type Process, type Sandbox, Wasmer } from "@wasmer/sdk/node";
 import type { RunRequest, WorkerInit } from "../../../protocol/messages.js";
 import { GUEST_WORKSPACE as ROOT } from "../../../protocol/paths.js";
-import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
+import { type Engine, type EngineOutcome, type RunContext, stoppedAt } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { capMemory, InitialMemoryError, ModuleFormatError } from "../wasi/memory-cap.js";
 import { modulePath } from "../wasi/wasm.js";
@@ -166,8 +166,7 @@ async function packageFor(
         caps.set(digest(bytes), capMemory(bytes, memoryMb * MIB));
     }
   } catch (error) {
-    if (error instanceof InitialMemoryError)
-      return { exitCode: 137, value: null, status: "memory_limit" };
+    if (error instanceof InitialMemoryError) return stoppedAt("memory_limit");
     const why = error instanceof WebcFormatError ? error.message : String(error);
     return failed(ctx, `${label} cannot run: ${why}`, 126);
   }
@@ -233,8 +232,7 @@ async function runModule(
       );
     }
   } catch (error) {
-    if (error instanceof InitialMemoryError)
-      return { exitCode: 137, value: null, status: "memory_limit" };
+    if (error instanceof InitialMemoryError) return stoppedAt("memory_limit");
     const why = error instanceof ModuleFormatError ? error.message : String(error);
     return failed(ctx, `${path} is not a valid WebAssembly module: ${why}`, 126);
   }
@@ -284,7 +282,7 @@ async function spawn(
     await Promise.all([pump("stdout"), pump("stderr")]);
     if (ctx.stopRequested) await process.kill();
     const output = await process.wait({ check: false });
-    if (output.reason === "timeout") return { exitCode: 124, value: null, status: "timeout" };
+    if (output.reason === "timeout") return stoppedAt("timeout");
     return { exitCode: output.exitCode, value: null };
   } finally {
     current.process = null;
