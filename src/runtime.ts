@@ -42,6 +42,7 @@ import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js"
 import { sandboxExecAvailable, sandboxExecWrapper } from "./supervisor/jail/macos.js";
 import { checkInterpreters, NativeHost } from "./supervisor/native-host.js";
 import { NetBroker } from "./supervisor/net/broker.js";
+import { InterceptAuthority } from "./supervisor/net/intercept.js";
 import { NetPolicy, parseGrant, parseGrants } from "./supervisor/net/policy.js";
 import { interpreterTags } from "./supervisor/python-tags.js";
 import { ensureQuickjsImage } from "./supervisor/quickjs-image.js";
@@ -119,6 +120,7 @@ export class Runtime implements SandboxRuntime {
       this.netPolicy.narrow([host]),
     );
     this.netBroker = new NetBroker({
+      authority: () => this.interceptAuthority(),
       limits: this.netLimits,
       headers: [...(options.net?.headers ?? [])],
       ...(options.net?.ca !== undefined ? { ca: options.net.ca } : {}),
@@ -309,6 +311,17 @@ export class Runtime implements SandboxRuntime {
     return this.fleet.releasePrincipal(principal);
   }
 
+  private authority: Promise<InterceptAuthority> | null = null;
+
+  /**
+   * The authority that ends native tunnels to hosts the boundary adds headers or secrets to,
+   * made at first need (native mode with a grant): WebAssembly guests never need it.
+   */
+  private interceptAuthority(): Promise<InterceptAuthority> {
+    this.authority ??= InterceptAuthority.create();
+    return this.authority;
+  }
+
   /** @internal The native engines (one jail per sandbox), started on first use. */
   get native(): NativeHost {
     if (this.isolation === "wasm")
@@ -326,6 +339,7 @@ export class Runtime implements SandboxRuntime {
         quotaBytes: this.limits.workspaceQuotaBytes,
         memoryMb: this.limits.memoryMb,
       },
+      () => this.interceptAuthority().then((a) => a.certPem),
     );
     return this.nativeHost;
   }

@@ -16,7 +16,12 @@ export type ToAgent =
    * Start the interpreter for `language` now, as its first run would, so that a jail kept spare
    * for the next sandbox answers that run at once. No guest code has run in the jail yet.
    */
-  | { type: "warm"; language: EngineLanguage; memoryMb: number };
+  | { type: "warm"; language: EngineLanguage; memoryMb: number }
+  /**
+   * The certificate authority (PEM) of the tunnels the trusted side ends itself (hosts it adds
+   * headers or secrets to): sent before any interpreter starts, for the jail's programs to trust.
+   */
+  | { type: "trust"; ca: string };
 
 /** What the agent sends: its schema (schemas.ts) is what the trusted side checks it against. */
 export type FromAgent = AgentEvent;

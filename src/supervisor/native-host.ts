@@ -97,6 +97,11 @@ class Jail {
   private readonly ready: Promise<void>;
   private readonly channel: GuestChannel;
   private status: JailStatus | null = null;
+  /**
+   * Settles once the agent has been sent the authority its programs trust (or there is none):
+   * interpreters start only after it, so that every one of them has the trust in its env.
+   */
+  private readonly trusted: Promise<void>;
   dead: string | null = null;
 
   constructor(
@@ -105,6 +110,7 @@ class Jail {
     private readonly log: LogFn,
     agentMain: string,
     proxy: boolean,
+    authorityPem: (() => Promise<string>) | null,
   ) {
     this.channel = new GuestChannel({
       peer: "a native jail's agent",
@@ -189,6 +195,13 @@ class Jail {
       });
     });
     this.ready.catch(() => undefined);
+    this.trusted =
+      proxy && authorityPem
+        ? authorityPem().then(
+            (ca) => this.send({ type: "trust", ca }),
+            (error: unknown) => log("warn", "no authority for intercepted tunnels", String(error)),
+          )
+        : Promise.resolve();
   }
 
   start(): Promise<void> {
@@ -197,7 +210,9 @@ class Jail {
 
   /** Starts these interpreters ahead of the first run (a spare jail, before any guest code). */
   warm(languages: readonly EngineLanguage[], memoryMb: number): void {
-    for (const language of languages) this.send({ type: "warm", language, memoryMb });
+    void this.trusted.then(() => {
+      for (const language of languages) this.send({ type: "warm", language, memoryMb });
+    });
   }
 
   async run(
@@ -208,6 +223,7 @@ class Jail {
     net?: GuestNet,
   ): Promise<EngineResult> {
     await this.ready;
+    await this.trusted;
     if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
     return this.channel.run(
       request.limits,
@@ -270,6 +286,8 @@ export class NativeHost {
     /** Whether guests may have network (a grant exists): the jails then run the agent's proxy. */
     private readonly proxy = false,
     private readonly spares: NativeSpares = { count: 0, quotaBytes: 0, memoryMb: 0 },
+    /** The certificate (PEM) of the authority that ends tunnels to hosts the boundary adds to. */
+    private readonly authorityPem: (() => Promise<string>) | null = null,
   ) {
     this.interpreters = {
       python: interpreterPath(interpreters.python, "/usr/bin/python3"),
@@ -320,7 +338,14 @@ export class NativeHost {
   }
 
   private newJail(quotaBytes: number): Jail {
-    return new Jail(this.interpreters, quotaBytes, this.log, this.agentMain, this.proxy);
+    return new Jail(
+      this.interpreters,
+      quotaBytes,
+      this.log,
+      this.agentMain,
+      this.proxy,
+      this.authorityPem,
+    );
   }
 
   private liveJails(): number {

@@ -18,7 +18,9 @@ const site = http.createServer((req, res) => {
     auth: req.headers.authorization,
   });
   // An echo of the credential, as a debugging endpoint gives it.
-  res.end(`hello from ${req.url}${req.headers.authorization ? ` as ${req.headers.authorization}` : ""}`);
+  res.end(
+    `hello from ${req.url}${req.headers.authorization ? ` as ${req.headers.authorization}` : ""}`,
+  );
 });
 let port = 0;
 let server: McpHandle;

@@ -1,10 +1,10 @@
 // Native mode's CONNECT tunnels (docs/security.md, "Egress"): https:// through the jail's proxy
 // becomes a tunnel the trusted side opens only to a granted host:port, after resolving the name
 // itself and checking every address (loopback only when named literally), and relays as framed
-// chunks for the run in progress. The record gets one CONNECT entry per tunnel; a host with
-// `--net-header` headers is refused (they cannot be added inside TLS); the run's limits bound the
-// bytes; every tunnel closes with its run. The HTTPS server and its CA are made here (openssl),
-// and the jailed clients are given the CA explicitly.
+// chunks for the run in progress. The record gets one CONNECT entry per tunnel; a tunnel to a
+// host with `--net-header` headers or `--net-secret` secrets ends on the trusted side, which adds
+// them; the run's limits bound the bytes; every tunnel closes with its run. The HTTPS server and
+// its CA are made here (openssl), and the jailed clients are given the CA explicitly.
 
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -18,6 +18,7 @@ import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { usable } from "./helpers.js";
 
 const CURL = existsSync("/usr/bin/curl");
+const TUNNEL_TOKEN = "tunnel-secret-0a1b2c3d4e";
 const REQUESTS = spawnSync("/usr/bin/python3", ["-c", "import requests"]).status === 0;
 const NODE_PROXY = Number(process.versions.node.split(".")[0]) >= 24;
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-connect-"));
@@ -25,12 +26,18 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-connect-"));
 /** An HTTPS server that records paths and counts connections. */
 function httpsServer(certs: { key: string; cert: string }) {
   const seen: string[] = [];
+  const auth: string[] = [];
   let connections = 0;
   const s = https.createServer(certs, (req, res) => {
     seen.push(req.url ?? "");
+    auth.push(req.headers.authorization ?? "none");
     req.resume();
     req.on("end", () => {
       if (req.url?.startsWith("/bytes/")) res.end("x".repeat(Number(req.url.slice(7))));
+      else if (req.headers["x-key"] !== undefined)
+        res.end(
+          `secure ${req.method} ${req.url} key=${req.headers["x-key"]} auth=${req.headers.authorization ?? "none"}`,
+        );
       else res.end(`secure ${req.method} ${req.url}`);
     });
   });
@@ -39,6 +46,7 @@ function httpsServer(certs: { key: string; cert: string }) {
   });
   return {
     seen,
+    auth,
     get connections() {
       return connections;
     },
@@ -113,7 +121,14 @@ describe.runIf(usable)("native mode's CONNECT tunnels", () => {
           `localhost:${other.port}`,
         ],
       },
-      net: { headers: [{ host: `127.0.0.1:${headered.port}`, name: "X-Key", value: "k" }] },
+      net: {
+        headers: [{ host: `127.0.0.1:${headered.port}`, name: "X-Key", value: "k" }],
+        secrets: [
+          { name: "TUNNEL_TOKEN", value: TUNNEL_TOKEN, hosts: [`127.0.0.1:${headered.port}`] },
+        ],
+        // The trusted side's own connection to the host checks its certificate.
+        ca: certs.ca,
+      },
     });
     limited = await testRuntime({
       isolation: "auto",
@@ -262,15 +277,59 @@ print(got.decode())`,
       },
     );
 
-    it("a host with --net-header headers: they cannot be added inside TLS, so no tunnel", async () => {
-      await using sb = await Sandbox.create({ runtime: granted, engine: "native" });
-      const before = headered.connections;
-      const r = await sb.run("python", rawConnect(`127.0.0.1:${headered.port}`));
-      expect(r.stdout).toMatch(/^HTTP\/1.1 403 Forbidden\n/);
-      expect(r.stdout).toContain("(--net-header)");
-      expect(r.stdout).toContain("cannot do inside an encrypted tunnel");
-      expect(headered.connections).toBe(before);
-    });
+    // The tunnel to a host the boundary adds to ends on the trusted side (intercept.ts), which
+    // answers as that host with its own authority's certificate (the jail's programs trust it
+    // through the bundle the agent writes; no --cacert here) and makes each request itself,
+    // verifying the real host against net.ca.
+    it.runIf(CURL)(
+      "a host with --net-header headers or --net-secret secrets: the tunnel ends on the trusted side, which adds them",
+      async () => {
+        await using sb = await Sandbox.create({ runtime: granted, engine: "native" });
+        const url = `https://127.0.0.1:${headered.port}`;
+        const r = await sb.run(
+          "bash",
+          `curl -sS ${url}/curl; echo
+curl -sS -H "Authorization: Bearer $TUNNEL_TOKEN" ${url}/token; echo
+curl -sS -o /dev/null -w "%{http_code}\\n" -X TRACE ${url}/trace
+curl -sS -o /dev/null -w "%{http_code}\\n" --request-target "https://127.0.0.1:${secure.port}/elsewhere" ${url}/
+grep -c "PRIVATE KEY" /tmp/.polybox-ca-bundle.pem /tmp/.polybox-ca.pem || true`,
+        );
+        const lines = r.stdout.split("\n");
+        expect(lines[0]).toBe("secure GET /curl key=k auth=none");
+        // The host got the value; the guest's copy of its echo holds the placeholder.
+        expect(lines[1]).toMatch(
+          /^secure GET \/token key=k auth=Bearer POLYBOX_SECRET_TUNNEL_TOKEN_[0-9a-f]{32}$/,
+        );
+        expect(headered.auth).toContain(`Bearer ${TUNNEL_TOKEN}`);
+        expect(lines[2]).toBe("403");
+        // A target naming another host inside this host's tunnel goes nowhere.
+        expect(lines[3]).toBe("400");
+        expect(secure.seen).not.toContain("/elsewhere");
+        // The jail holds the authority's certificate, never its key.
+        expect(lines.slice(4, 6)).toEqual([
+          "/tmp/.polybox-ca-bundle.pem:0",
+          "/tmp/.polybox-ca.pem:0",
+        ]);
+        expect(JSON.stringify(r)).not.toContain(TUNNEL_TOKEN);
+        // One CONNECT, then each request inside it as a request of the run.
+        expect(r.network?.map((n) => `${n.method} ${n.status}`)).toEqual([
+          "CONNECT 200",
+          "GET 200",
+          "CONNECT 200",
+          "GET 200",
+          "CONNECT 200",
+          "TRACE null",
+          "CONNECT 200",
+        ]);
+        const py = await sb.run(
+          "python",
+          `import os, urllib.request
+print(urllib.request.urlopen(urllib.request.Request("${url}/py", headers={"Authorization": os.environ["TUNNEL_TOKEN"]})).read().decode().split(" auth=")[0])`,
+        );
+        expect(py.stdout, py.stderr).toBe("secure GET /py key=k\n");
+        expect(headered.auth.at(-1)).toBe(TUNNEL_TOKEN);
+      },
+    );
   });
 
   it.runIf(CURL)(

@@ -134,9 +134,7 @@ body = res.read().decode()
 print("echoed placeholder:", token in body, "| header:", res.headers["x-echo-authorization"] == "Bearer " + token)
 open("answer.txt", "w").write(body + str(dict(os.environ)))`,
     );
-    expect(r.stdout, r.stderr).toBe(
-      "True 57\nechoed placeholder: True | header: True\n",
-    );
+    expect(r.stdout, r.stderr).toBe("True 57\nechoed placeholder: True | header: True\n");
     expect(received(api)).toContain(`Bearer ${SECRET}`);
     expectNoValue(JSON.stringify(r));
     expectNoValue(new TextDecoder().decode(await sb.files.read("answer.txt")));
@@ -223,7 +221,9 @@ console.log(r);`,
     const r = await sb.run(language as "python", code);
     expect(other.seen, "the other host received a request").toEqual([]);
     const refusal = r.network?.find((n) => n.denied)?.denied ?? "";
-    expect(refusal).toMatch(/carries the placeholder of secret (API_TOKEN|BODY_KEY), which is sent only to 127\.0\.0\.1:\d+: refused/);
+    expect(refusal).toMatch(
+      /carries the placeholder of secret (API_TOKEN|BODY_KEY), which is sent only to 127\.0\.0\.1:\d+: refused/,
+    );
     expect(`${r.stdout}${r.stderr}`).toMatch(/placeholder of secret/);
     expectNoValue(JSON.stringify(r));
   });
@@ -277,9 +277,9 @@ describe("T34 a sandbox's own secrets", () => {
     [{ name: "X", value: "long-enough-value", hosts: ["*"] }, "INVALID_ARGUMENT"],
     [{ name: "X", value: "long-enough-value", hosts: [] }, "INVALID_ARGUMENT"],
   ])("refuses %j with %s", async (secret, code) => {
-    await expect(
-      Sandbox.create({ runtime: rt, secrets: [secret as never] }),
-    ).rejects.toMatchObject({ code });
+    await expect(Sandbox.create({ runtime: rt, secrets: [secret as never] })).rejects.toMatchObject(
+      { code },
+    );
   });
 });
 

@@ -13,6 +13,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import type { NetHeader } from "../../core/config.js";
 import type { NetLimits } from "../../core/limits.js";
@@ -26,11 +27,18 @@ import {
   type TunnelFrame,
   type TunnelReply,
 } from "../../protocol/net.js";
+import { type InterceptAuthority, terminateTls } from "./intercept.js";
 import { canonicalHost, hostPort, type NetPolicy, normalizeAddress, parseGrant } from "./policy.js";
 import { TunnelRefusal, type TunnelSession, Tunnels } from "./tunnel.js";
 
 export interface BrokerOptions {
   headers?: readonly NetHeader[];
+  /**
+   * The authority whose certificates end native mode's tunnels to hosts the boundary adds
+   * headers or secrets to (intercept.ts), made at first need. Without one such tunnels are
+   * refused.
+   */
+  authority?: () => Promise<InterceptAuthority>;
   /** Extra certificate authorities trusted for HTTPS (PEM), besides the system's. */
   ca?: string | readonly string[];
   limits: NetLimits;
@@ -164,6 +172,23 @@ export class NetSession implements TunnelSession {
     if (headers) return "headers (--net-header)";
     if (secrets) return "secrets (--net-secret)";
     return null;
+  }
+
+  /**
+   * @internal For tunnels to a host the boundary adds to: this side's end of the guest's TLS,
+   * whose requests are made as this session's. Null where no authority is configured.
+   */
+  terminate(host: string, port: number): Promise<Duplex> | null {
+    const authority = this.options.authority;
+    if (!authority) return null;
+    return authority().then((a) =>
+      terminateTls({
+        context: a.contextFor(host),
+        origin: hostPort(host, port),
+        maxBodyBytes: this.limits.maxBytesOut,
+        forward: (request) => this.request(request),
+      }),
+    );
   }
 
   /** Handles one request as the untrusted side sent it: never throws, always a reply. */

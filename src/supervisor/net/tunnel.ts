@@ -13,6 +13,7 @@
 // all of a run's tunnels close when it ends or is cancelled.
 
 import net from "node:net";
+import type { Duplex } from "node:stream";
 import type { NetLimits } from "../../core/limits.js";
 import {
   MAX_TUNNEL_CHUNK,
@@ -40,6 +41,11 @@ export interface TunnelSession {
   spendIn(n: number, entry: NetRecordEntry): string | null;
   /** What the boundary adds to this host's requests (`--net-header`, `--net-secret`), or null. */
   addsTo(host: string, port: number): string | null;
+  /**
+   * This side's end of the guest's TLS to such a host (intercept.ts), whose requests are made
+   * and counted as the run's; null where the runtime has no authority to end tunnels with.
+   */
+  terminate(host: string, port: number): Promise<Duplex> | null;
   /** The checked address to connect to, or throws `{ kind, message }`. */
   resolve(host: string, port: number, signal: AbortSignal): Promise<string>;
 }
@@ -66,7 +72,12 @@ export function parseTarget(target: string): { host: string; port: number } | nu
 }
 
 class Tunnel {
-  private socket: net.Socket | null = null;
+  private socket: Duplex | null = null;
+  /**
+   * Whether the tunnel's bytes count against the run's limits: not for one this side ends, whose
+   * requests are counted as requests are.
+   */
+  private counted = true;
   /** Guest bytes that came before the connection was up (an honest agent sends none). */
   private early: Uint8Array[] = [];
   private open = false;
@@ -91,7 +102,10 @@ class Tunnel {
     const hostVerdict = s.policy.checkHost(host, port);
     if (!hostVerdict.ok) throw new TunnelRefusal("denied", hostVerdict.why);
     const adds = s.addsTo(host, port);
-    if (adds)
+    const ending = adds ? s.terminate(host, port) : null;
+    // Awaited below; a failure before that point must not go unhandled.
+    ending?.catch(() => undefined);
+    if (adds && !ending)
       throw new TunnelRefusal(
         "denied",
         `CONNECT to ${hostPort(host, port)} refused: the server adds ${adds} to this host's requests, which it cannot do inside an encrypted tunnel; use http:// through the proxy where the host serves it, or the WebAssembly engine`,
@@ -109,21 +123,41 @@ class Tunnel {
         ),
       budget,
     );
+    if (ending) {
+      // The guest's TLS ends here, as that host (its requests are checked, given what the
+      // boundary adds, and made over a connection of this side's own).
+      const end = await ending;
+      if (this.done) {
+        end.destroy();
+        return;
+      }
+      this.counted = false;
+      this.attach(end);
+      queueMicrotask(() => this.opened());
+      return;
+    }
     const address = await s.resolve(host, port, this.abort.signal);
     if (this.done) return;
     const socket = net.connect({ host: address, port });
+    this.attach(socket);
+    socket.on("connect", () => this.opened());
+  }
+
+  private opened(): void {
+    if (this.done || !this.socket) return;
+    this.open = true;
+    this.entry.status = 200;
+    this.send({ op: "opened" });
+    for (const chunk of this.early) this.socket.write(chunk);
+    this.early = [];
+  }
+
+  private attach(socket: Duplex): void {
+    const s = this.session;
     this.socket = socket;
-    socket.on("connect", () => {
-      if (this.done) return;
-      this.open = true;
-      this.entry.status = 200;
-      this.send({ op: "opened" });
-      for (const chunk of this.early) socket.write(chunk);
-      this.early = [];
-    });
     socket.on("data", (chunk: Buffer) => {
       if (this.done) return;
-      const over = s.spendIn(chunk.length, this.entry);
+      const over = this.counted ? s.spendIn(chunk.length, this.entry) : null;
       if (over) return this.stop("limit", over);
       for (let at = 0; at < chunk.length; at += MAX_TUNNEL_CHUNK) {
         const part = chunk.subarray(at, at + MAX_TUNNEL_CHUNK);
@@ -143,7 +177,7 @@ class Tunnel {
   /** The guest's bytes for the server. */
   write(data: Uint8Array): void {
     if (this.done) return;
-    const over = this.session.spendOut(data.length, this.entry);
+    const over = this.counted ? this.session.spendOut(data.length, this.entry) : null;
     if (over) {
       this.stop("limit", over);
       return;
