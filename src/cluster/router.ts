@@ -28,6 +28,7 @@ import { type LogFn, PolyboxError, silentLog } from "../index.js";
 import { presentedToken, sha256 } from "../mcp/http.js";
 import { type HostGuard, hostGuard, refusedByGuard } from "../mcp/http-guard.js";
 import { errorResult } from "../mcp/render.js";
+import { TOOLS } from "../mcp/tool-names.js";
 import { clusterKeys, signRequest } from "./auth.js";
 import { JOB_KEEP_MS } from "./node.js";
 import {
@@ -67,14 +68,8 @@ export interface RouterServer {
 }
 
 /** The tools that run code: without a sandbox, or with async, they go through the queue. */
-const RUN_TOOLS = new Set([
-  "execute_python",
-  "execute_javascript",
-  "execute_bash",
-  "execute_code",
-  "create_run_close",
-]);
-const JOB_TOOLS = new Set(["check_job_status", "get_job_logs", "cancel_job"]);
+const RUN_TOOLS = new Set<string>(TOOLS.run);
+const JOB_TOOLS = new Set<string>(TOOLS.job);
 /** How long a router reuses the catalogue it read before reading it again. */
 const CATALOGUE_MS = 5000;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;

@@ -10,40 +10,12 @@ import { DEFAULT_MAX_RESPONSE_BYTES, MIN_RESPONSE_BYTES } from "./budget.js";
 import { registerResources } from "./resources.js";
 import { JobTaskStore } from "./tasks.js";
 import { register, type ToolContext, type ToolDef } from "./tool.js";
+import { TOOL_NAMES } from "./tool-names.js";
 import { fileTools } from "./tools/files.js";
 import { jobTools } from "./tools/jobs.js";
 import { runTools } from "./tools/run.js";
 import { sandboxTools } from "./tools/sandboxes.js";
 import { stateTools } from "./tools/state.js";
-
-/**
- * Every tool, in the order tools/list gives them (README's tool table follows it): running code
- * first, as most calls do; then a sandbox's lifecycle, its files, its snapshots, and the async
- * jobs' tools.
- */
-export const TOOL_NAMES = [
-  "execute_python",
-  "execute_javascript",
-  "execute_bash",
-  "execute_code",
-  "create_run_close",
-  "create_sandbox",
-  "get_sandbox_status",
-  "install_package",
-  "close_sandbox",
-  "list_files",
-  "read_file",
-  "write_file",
-  "upload_file",
-  "snapshot_sandbox",
-  "restore_sandbox",
-  "fork_sandbox",
-  "list_snapshots",
-  "delete_snapshot",
-  "check_job_status",
-  "get_job_logs",
-  "cancel_job",
-] as const;
 
 export interface McpServerOptions {
   service: SandboxService;

@@ -22,6 +22,7 @@ import { capResponse } from "./budget.js";
 import { errorResult } from "./render.js";
 import { strictArgs } from "./schemas.js";
 import { planOptions } from "./task-plan.js";
+import type { ToolName } from "./tool-names.js";
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -46,7 +47,7 @@ export interface ToolDef<
   S extends z.ZodRawShape = z.ZodRawShape,
   O extends z.ZodRawShape = z.ZodRawShape,
 > {
-  name: string;
+  name: ToolName;
   title: string;
   description: string;
   input: S;

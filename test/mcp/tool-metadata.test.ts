@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOL_NAMES, TOOLS } from "../../dist/mcp/tool-names.js";
 import { type McpHandle, stdioServer } from "../helpers/mcp-client.js";
 
 /** The documented order: running code, a sandbox's lifecycle, its files, snapshots, async jobs. */
@@ -73,6 +74,14 @@ describe("tools/list", () => {
   it("gives every tool in the documented order", () => {
     expect(tools.map((t) => t.name)).toEqual(ORDER);
     expect(networkedTools.map((t) => t.name)).toEqual(ORDER);
+    // The table --tools is checked against and the cluster's router routes by.
+    expect(TOOL_NAMES).toEqual(ORDER);
+  });
+
+  it("has the router's run tools be exactly the tools that may run as tasks", () => {
+    const tasks = tools.filter((t) => t.execution?.taskSupport === "optional").map((t) => t.name);
+    expect(tasks).toEqual(TOOLS.run);
+    expect(TOOLS.job).toEqual(["check_job_status", "get_job_logs", "cancel_job"]);
   });
 
   it("gives every tool a title, also in its annotations, and sets all four hints", () => {
