@@ -23,6 +23,10 @@ const PATCHES: [string, string][] = [
   ["set -e: the last command of an && list still exits", "set -e; true && false; echo no"],
   ["set -e: || lists", "set -e; g() { false; echo in-g; }; g || echo rescued; echo end"],
   ["|& puts stdout first", "{ echo out; echo err >&2; } |& cat"],
+  [
+    "$(( )) expands substitutions as text, then evaluates the whole",
+    "printf '6*7\\n' > e; x='2+3'; a=(1 2 3); echo $(( $(cat e) )) $(( ${x} * 2 )) $(( $(echo 2+3) * 2 )) $(( ${a[1]} + ${#a[@]} )) $(( `echo 4` * 2 )) $(( $(echo) + 3 ))",
+  ],
   ["glob */ matches directories only", "mkdir -p gd hd; touch gf; echo */; echo g*/"],
   ["glob */ without directories stays literal", "touch only-a-file; echo */"],
   // Up to 2^53: just-bash's integers are JavaScript numbers (README: Bash limits).
