@@ -6,10 +6,8 @@
 // is installed (the cases are written for 1.6's number printing); the jq cases are skipped when
 // the machine has no jq. Cases that cannot match by design are listed in EXCLUDED with why.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bashInTempDir } from "../helpers/differential.js";
 import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
@@ -246,20 +244,6 @@ afterAll(async () => {
   await runtime?.close();
 });
 
-function realBash(script: string): { stdout: string; stderr: string; exitCode: number } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-fidelity-"));
-  try {
-    const r = spawnSync("/bin/bash", ["--norc", "-c", script], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH, LC_ALL: "C", TZ: "UTC" },
-    });
-    return { stdout: r.stdout, stderr: r.stderr, exitCode: r.status ?? -1 };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 async function sandboxed(script: string) {
   // Each case starts from an empty directory, as the real one does.
   const r = await sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
@@ -269,7 +253,7 @@ async function sandboxed(script: string) {
 function suite(name: string, cases: [string, string][], runIf: boolean, why = "") {
   describe.runIf(runIf)(name, () => {
     it.each(cases.filter(([label]) => !(label in EXCLUDED)))("%s", async (_label, script) => {
-      expect(await sandboxed(script)).toEqual(realBash(script));
+      expect(await sandboxed(script)).toEqual(bashInTempDir(script, { LC_ALL: "C" }));
     });
   });
   if (!runIf) describe.skip(`${name}: ${why}`, () => it("skipped", () => {}));

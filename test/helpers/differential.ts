@@ -87,16 +87,25 @@ export async function differential(
  * The machine's bash running `script` with `-c` in an empty temporary directory (its HOME too),
  * with no stdin and a plain environment: the reference side of the Bash suites.
  */
-export function bashInTempDir(script: string): Outcome {
+export function bashInTempDir(
+  script: string,
+  env: Record<string, string> = {},
+): Outcome & { stderr: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-bash-"));
   try {
     const r = spawnSync("/bin/bash", ["-c", script], {
       cwd: dir,
       encoding: "utf8",
       input: "",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, LANG: "C.UTF-8", TZ: "UTC" },
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: dir,
+        LANG: "C.UTF-8",
+        TZ: "UTC",
+        ...env,
+      },
     });
-    return { stdout: r.stdout, exitCode: r.status ?? -1 };
+    return { stdout: r.stdout, stderr: r.stderr, exitCode: r.status ?? -1 };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
