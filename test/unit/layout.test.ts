@@ -78,7 +78,7 @@ describe("layout", () => {
     expect(
       rel.filter(
         (f) =>
-          !/^(index|runtime|core\/[\w-]+|protocol\/(messages|schemas|languages|net|endings))\.d\.ts$/.test(
+          !/^(index|runtime|core\/(sandbox\/)?[\w-]+|protocol\/(messages|schemas|languages|net|endings))\.d\.ts$/.test(
             f,
           ),
       ),
