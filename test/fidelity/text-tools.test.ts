@@ -129,6 +129,37 @@ const JOIN: [string, string][] = [
     "join -1 2 -2 1",
     "printf 'a 1\\nb 2\\nc 4\\n' > a; printf '1 x\\n4 z\\n' > b; join -1 2 -2 1 a b",
   ],
+  [
+    "join: repeated keys on both sides, -a1 -a2",
+    "printf '1 a\\n1 b\\n2 c\\n' > a; printf '1 x\\n1 y\\n3 z\\n' > b; join -a1 -a2 a b",
+  ],
+  [
+    "join -a1 -a2 -o 0: unpaired lines of both files in merge order",
+    "printf '1 a\\n2 b\\n4 d\\n5 e\\n' > a; printf '0 w\\n1 x\\n3 y\\n4 z\\n6 q\\n' > b; join -a1 -a2 -o 0,1.2,2.2 -e - a b",
+  ],
+  ["join -o 0 alone, -o 2.2,0", `${AB}; join -o 0 a b; join -o 2.2,0 -a2 a b`],
+  ["join -v1 -v2", `${AB}; join -v1 -v2 a b`],
+  [
+    "join -t, -e with empty fields",
+    "printf 'k,,c\\nm,d,\\n' > a; printf 'k,x\\nm,\\n' > b; join -t, -e E a b",
+  ],
+  [
+    "join -t, -o auto",
+    "printf 'k,,c\\nm,d,\\n' > a; printf 'k,x\\nm,\\n' > b; join -t, -e E -o auto a b",
+  ],
+  [
+    "join: blank runs, a blank line",
+    "printf '  1   a  b\\n\\n2 c\\n' > a; printf '1 x\\n2 y\\n' > b; join a b; echo $?",
+  ],
+  [
+    "join: unsorted input",
+    "printf '1 a\\n3 b\\n2 c\\n' > a; printf '1 x\\n2 y\\n3 z\\n' > b; join a b; echo $?; join --nocheck-order a b; echo $?",
+  ],
+  [
+    "join --header",
+    "printf 'id name\\n1 a\\n2 b\\n' > a; printf 'id val\\n1 x\\n3 y\\n' > b; join --header -a2 a b",
+  ],
+  ["join FILE -", `${AB}; cat b | join a -`],
 ];
 
 const DATE: [string, string][] = [
@@ -219,9 +250,6 @@ const DESIGN: Record<string, string> = {
  * polybox neither wraps nor patches so far.
  */
 const PENDING: Record<string, string> = {
-  "join -a 2": "just-bash's join prints file 2's unpaired lines after the pairs",
-  "join -a1 -a2 -e NULL -o 0,1.2,2.2": "just-bash's join refuses the join field 0 in -o",
-  "join -o auto -e X": "just-bash's join refuses -o auto",
   "jq unique_by and group_by of length": "just-bash's group_by keeps the first-seen order",
   "jq numbers: large, 1.0, overflow, exponents": "jq 1.6 prints doubles with %.17g",
   "jq numbers one per line": "jq 1.6 prints doubles with %.17g",
