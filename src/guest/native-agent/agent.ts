@@ -19,6 +19,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { exitCodeOf } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type {
   EngineLanguage,
@@ -485,7 +486,7 @@ async function runNow(
     const exit = interp.exited;
     const exitCode = exit?.code ?? (exit?.signal ? 128 + signalNumber(exit.signal) : 1);
     outcome = {
-      exitCode: stoppedBy === "timeout" ? 124 : stoppedBy ? 137 : exitCode,
+      exitCode: stoppedBy ? exitCodeOf(stoppedBy, exitCode) : exitCode,
       value: null,
       status: stoppedBy ?? (outOfMemory(interp) ? "memory_limit" : null),
       displays: [],
