@@ -91,8 +91,13 @@ interface Ask {
 
 export class GuestChannel {
   private readonly pending = new Map<number, Run | Ask>();
-  /** Runs that ended here while the peer still had them: id → the timer that kills the peer. */
+  /**
+   * Runs that ended here while the peer still had them: id → the timer that kills the peer (or,
+   * once it has been told to die, the timer that stops waiting for its death).
+   */
   private readonly stopping = new Map<number, NodeJS.Timeout>();
+  /** Callers of `settled` waiting for `stopping` to empty. */
+  private calm: (() => void)[] = [];
   private nextId = 1;
   private unattributed = 0;
   private malformedCount = 0;
@@ -236,6 +241,7 @@ export class GuestChannel {
   fail(message: string): void {
     for (const timer of this.stopping.values()) clearTimeout(timer);
     this.stopping.clear();
+    this.calmed();
     this.unattributed = 0;
     this.malformedCount = 0;
     this.logged = 0;
@@ -363,11 +369,37 @@ export class GuestChannel {
     this.stopping.set(
       id,
       setTimeout(() => {
-        this.stopping.delete(id);
         this.options.log?.("warn", `${this.options.peer} did not stop an overdue run; killing it`);
         this.options.kill();
+        // Its death (`fail`) ends the wait; a peer that does not even die is waited for no more
+        // than another backstop.
+        this.stopping.set(
+          id,
+          setTimeout(() => {
+            this.stopping.delete(id);
+            this.calmed();
+          }, this.options.backstopMs),
+        );
       }, this.options.backstopMs),
     );
+  }
+
+  /**
+   * Resolves once no run that ended here is still running in the peer: it stopped each one, or
+   * it was killed and has died. A run sent before then could land in a peer that is about to be
+   * killed (and die with it), or find its interpreter still busy; sent after, it gets the peer's
+   * replacement or a free interpreter.
+   */
+  settled(): Promise<void> {
+    if (this.stopping.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.calm.push(resolve));
+  }
+
+  private calmed(): void {
+    if (this.stopping.size > 0) return;
+    const waiting = this.calm;
+    this.calm = [];
+    for (const resolve of waiting) resolve();
   }
 
   /** The peer answered a run that already ended here: it did stop it. */
@@ -376,6 +408,7 @@ export class GuestChannel {
     if (!timer) return;
     clearTimeout(timer);
     this.stopping.delete(id);
+    this.calmed();
   }
 
   private settleRun(id: number, result: EngineResult): void {

@@ -208,6 +208,11 @@ class Jail {
     return this.ready;
   }
 
+  /** See GuestChannel.settled. */
+  settled(): Promise<void> {
+    return this.channel.settled();
+  }
+
   /** Starts these interpreters ahead of the first run (a spare jail, before any guest code). */
   warm(languages: readonly EngineLanguage[], memoryMb: number): void {
     void this.trusted.then(() => {
@@ -327,8 +332,12 @@ export class NativeHost {
         return generation;
       },
       start: () => jail().start(),
-      run: (_session, language, request, output, signal, net) =>
-        jail().run(language, request, output, signal, net),
+      run: async (_session, language, request, output, signal, net) => {
+        // After a run that overran, the jail is being told to stop it, or killed: this run goes
+        // to the jail that comes out of that, not to one about to die.
+        await this.jails.get(key)?.jail.settled();
+        return jail().run(language, request, output, signal, net);
+      },
       dispose: () => {
         const current = this.jails.get(key);
         this.jails.delete(key);

@@ -138,6 +138,9 @@ export class WasmHost {
     signal?: AbortSignal,
     net?: GuestNet,
   ): Promise<EngineResult> {
+    // After a run that overran, the host is being told to stop it, or killed: this run goes to
+    // the host that comes out of that, not to one about to die.
+    await this.channel.settled();
     const child = await this.started_(true);
     this.ref();
     return this.channel.run(

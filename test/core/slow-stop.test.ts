@@ -47,4 +47,32 @@ describe.skipIf(process.platform === "win32")("after a timeout's slow path", () 
       if (stopped) process.kill(pid!, "SIGCONT");
     }
   }, 60_000);
+
+  // Held past the overdue run's backstop too: the trusted side kills the host. A run that comes
+  // meanwhile must wait for that and run in the replacement, not be sent to the dying host and
+  // fail with "the engine process died".
+  it("a run that arrives while the host is being killed runs in its replacement", async () => {
+    await using sb = await Sandbox.create({ runtime });
+    expect((await sb.run("bash", "echo a")).status).toBe("ok");
+    const pid = hostPidOf(sb);
+    expect(pid).toBeGreaterThan(0);
+    const slow = sb.run("python", "import time\ntime.sleep(10)", { timeoutMs: 2000 });
+    await sleep(100);
+    process.kill(pid!, "SIGSTOP");
+    try {
+      const ended = await slow;
+      expect(ended.status).toBe("timeout");
+      // Sent at once, while the host is still held and not yet killed.
+      const next = await sb.run("python", "print('again')");
+      expect(next.status, next.message).toBe("ok");
+      expect(next.stdout).toBe("again\n");
+      expect(hostPidOf(sb)).not.toBe(pid);
+    } finally {
+      try {
+        process.kill(pid!, "SIGCONT");
+      } catch {
+        // Killed, as it should be.
+      }
+    }
+  }, 60_000);
 });
