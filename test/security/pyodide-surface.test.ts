@@ -52,9 +52,9 @@ def probe(fn):
   );
 });
 
-// The engine host runs with --expose-gc for its memory guard; the guard keeps the collector to
-// itself, so a guest cannot stall its worker (and the engine host's other runs) with full
-// collections in a loop.
+// The memory guard takes V8's collector for itself (harden.ts: from a throwaway context, with
+// --expose-gc on for that moment only); the realm must not have it, so a guest cannot stall its
+// worker (and the engine host's other runs) with full collections in a loop.
 it("T14 Pyodide run_js: V8's collector is not reachable from the realm", async () => {
   const out = await pyValue(`
 from pyodide.code import run_js
@@ -63,8 +63,8 @@ def probe(src):
         return str(run_js(src))
     except BaseException as e:
         return "threw"
-[probe("typeof gc"), probe("typeof globalThis.gc"), probe("globalThis.gc = () => 1; typeof gc"), probe("delete globalThis.gc")]`);
-  expect(out).toBe("['undefined', 'undefined', 'undefined', 'False']");
+[probe("typeof gc"), probe("typeof globalThis.gc"), probe("'gc' in globalThis")]`);
+  expect(out).toBe("['undefined', 'undefined', 'False']");
 });
 
 it("T14 Pyodide run_js: module loading is denied after boot, whatever the specifier", async () => {

@@ -11,6 +11,8 @@
 import nodeFs from "node:fs";
 import Module, { register } from "node:module";
 import os from "node:os";
+import v8 from "node:v8";
+import vm from "node:vm";
 
 const WASM_PAGE = 65536;
 
@@ -101,11 +103,24 @@ export function isolateBytes(): number {
 }
 
 /**
- * V8's full collection, which the engine host exposes (`--expose-gc`) for this module alone:
- * taken here, at load, and removed from the realm by `lockDownRealm`. Null where a worker runs
- * without that flag.
+ * V8's full collection, for this module alone. No flag on the engine host's command line exposes
+ * it: the flag is turned on just long enough to make one throwaway context, whose `gc` is taken,
+ * and off again, so the realm's global never has it (`lockDownRealm` empties it anyway, should a
+ * worker's realm have been made in that moment). Null where V8 refuses.
  */
-const collectGarbage = typeof globalThis.gc === "function" ? globalThis.gc : null;
+const collectGarbage = takeCollector();
+
+function takeCollector(): (() => void) | null {
+  try {
+    v8.setFlagsFromString("--expose-gc");
+    const gc: unknown = vm.runInNewContext("gc");
+    return typeof gc === "function" ? (gc as () => void) : null;
+  } catch {
+    return null;
+  } finally {
+    v8.setFlagsFromString("--no-expose-gc");
+  }
+}
 
 /**
  * Whether the worker would hold more than `limitBytes` with `extraBytes` more, counting only what
@@ -305,8 +320,8 @@ export function lockDownRealm(
     }
   }
   for (const key of Object.keys(process.env)) delete process.env[key];
-  // The collector stays this module's: a guest calling it in a loop would stall its worker.
-  // V8 makes the global non-configurable but writable, so it can be emptied and frozen.
+  // The collector stays this module's: a guest calling it in a loop would stall its worker. V8
+  // makes that global non-configurable but writable, so it can be emptied and frozen.
   if ("gc" in globalThis)
     Object.defineProperty(globalThis, "gc", { value: undefined, writable: false });
   // Facts about the host that guest code has no business reading.

@@ -62,9 +62,6 @@ export function engineHostNodeArgs(readPaths: string[]): string[] {
     permissionFlag(),
     ...grantSpellings(readPaths).map((p) => `--allow-fs-read=${p}`),
     "--allow-worker",
-    // The memory guard's second look (guest/engine-host/harden.ts): a full collection before a
-    // worker is judged over its limit. The guard takes `gc` before any guest runs and removes it.
-    "--expose-gc",
   ];
   // Where Node has it and it is not yet the default (22; 24 has it on): AsyncLocalStorage kept
   // in the async context frame instead of promise hooks. just-bash's defense in depth holds each
