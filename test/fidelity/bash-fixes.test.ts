@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { bashSandbox } from "../helpers/differential.js";
 
 const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
 
@@ -292,16 +292,7 @@ const COMMANDS: [string, string][] = [
   ["unterminated if at the end", "echo start\nif true; then\n  echo inside"],
 ];
 
-let runtime: Runtime;
-let sb: Sandbox;
-beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
-  sb = await Sandbox.create({ runtime });
-});
-afterAll(async () => {
-  await sb?.close();
-  await runtime?.close();
-});
+const bash = bashSandbox();
 
 /**
  * The script as a file outside the working directory: polybox runs code as bash runs a script
@@ -338,8 +329,8 @@ async function compare(script: string): Promise<void> {
   const expected = realBash(script);
   // Each case starts from an empty directory, as the real one does. The cd has its own run so
   // that the script's line numbers are its own.
-  await sb.run("bash", `cd "$(mktemp -d)"`);
-  const r = await sb.run("bash", script, { env: { TZ: "UTC", LANG: "C.UTF-8" } });
+  await bash.sb.run("bash", `cd "$(mktemp -d)"`);
+  const r = await bash.sb.run("bash", script, { env: { TZ: "UTC", LANG: "C.UTF-8" } });
   expect({ stdout: r.stdout, exitCode: r.exitCode }).toEqual(expected);
 }
 
@@ -355,13 +346,13 @@ describe.runIf(
 
 describe("what cannot be real says so", () => {
   it("mkfifo fails with a reason instead of 'command not found'", async () => {
-    const r = await sb.run("bash", "mkfifo /tmp/p; echo rc=$?");
+    const r = await bash.sb.run("bash", "mkfifo /tmp/p; echo rc=$?");
     expect(r.stdout).toBe("rc=1\n");
     expect(r.stderr).toMatch(/named pipes are not supported/);
   });
 
   it("a syntax error is reported with bash's status after the lines before it ran", async () => {
-    const r = await sb.run("bash", "echo ran\nfi\necho not");
+    const r = await bash.sb.run("bash", "echo ran\nfi\necho not");
     expect(r.stdout).toBe("ran\n");
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/^bash: line 2: .*syntax error/m);

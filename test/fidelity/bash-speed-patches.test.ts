@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bashInTempDir } from "../helpers/differential.js";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { describe, expect, it } from "vitest";
+import { bashInTempDir, bashSandbox } from "../helpers/differential.js";
+import { Sandbox } from "../helpers/runtime.js";
 
 const CASES: [string, string][] = [
   [
@@ -71,23 +71,14 @@ const CASES: [string, string][] = [
   ],
 ];
 
-let runtime: Runtime;
-let sb: Sandbox;
-beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
-  sb = await Sandbox.create({ runtime });
-});
-afterAll(async () => {
-  await sb?.close();
-  await runtime?.close();
-});
+const bash = bashSandbox();
 
 describe("just-bash's speed patches keep bash's behaviour", () => {
   it.each(CASES)(
     "%s",
     async (_label, script) => {
       const want = bashInTempDir(script);
-      const got = await sb.run("bash", script);
+      const got = await bash.sb.run("bash", script);
       expect({ stdout: got.stdout, exitCode: got.exitCode }).toEqual({
         stdout: want.stdout,
         exitCode: want.exitCode,
@@ -97,7 +88,7 @@ describe("just-bash's speed patches keep bash's behaviour", () => {
   );
 
   it("a registered command still stops at the run's deadline, and the sandbox runs again", async () => {
-    const short = await Sandbox.create({ runtime, limits: { timeoutMs: 1500 } });
+    const short = await Sandbox.create({ runtime: bash.runtime, limits: { timeoutMs: 1500 } });
     try {
       const r = await short.run("bash", "echo start; sleep 30; echo never");
       expect(r.status).toBe("timeout");

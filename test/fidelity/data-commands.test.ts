@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { describe, expect, it } from "vitest";
+import { bashSandbox } from "../helpers/differential.js";
 
 const gnu = (tool: string) =>
   spawnSync(tool, ["--version"], { encoding: "utf8" }).stdout?.includes("GNU coreutils") ?? false;
@@ -227,16 +227,7 @@ const PIPELINES: [string, string][] = [
   ],
 ];
 
-let runtime: Runtime;
-let sb: Sandbox;
-beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
-  sb = await Sandbox.create({ runtime });
-});
-afterAll(async () => {
-  await sb?.close();
-  await runtime?.close();
-});
+const bash = bashSandbox();
 
 function realBash(script: string): { stdout: string; stderr: string; exitCode: number } {
   const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-fidelity-"));
@@ -254,7 +245,7 @@ function realBash(script: string): { stdout: string; stderr: string; exitCode: n
 
 async function sandboxed(script: string) {
   // Each case starts from an empty directory, as the real one does.
-  const r = await sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
+  const r = await bash.sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
   return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
 }
 

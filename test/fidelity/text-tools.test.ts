@@ -6,9 +6,8 @@
 // is installed (the cases are written for 1.6's number printing); the jq cases are skipped when
 // the machine has no jq. Cases that cannot match by design are listed in EXCLUDED with why.
 import { spawnSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bashInTempDir } from "../helpers/differential.js";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { describe, expect, it } from "vitest";
+import { bashInTempDir, bashSandbox } from "../helpers/differential.js";
 
 const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
 const version = (tool: string, flag = "--version") =>
@@ -294,20 +293,11 @@ const PENDING: Record<string, string> = {
 
 const EXCLUDED: Record<string, string> = { ...DESIGN, ...PENDING };
 
-let runtime: Runtime;
-let sb: Sandbox;
-beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
-  sb = await Sandbox.create({ runtime });
-});
-afterAll(async () => {
-  await sb?.close();
-  await runtime?.close();
-});
+const bash = bashSandbox();
 
 async function sandboxed(script: string) {
   // Each case starts from an empty directory, as the real one does.
-  const r = await sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
+  const r = await bash.sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
   return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
 }
 

@@ -5,8 +5,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { describe, expect, it } from "vitest";
+import { bashSandbox } from "../helpers/differential.js";
 
 const has = (tool: string) => spawnSync("/bin/bash", ["-c", `command -v ${tool}`]).status === 0;
 
@@ -61,16 +61,7 @@ const CASES: [string, string][] = [
   ],
 ];
 
-let runtime: Runtime;
-let sb: Sandbox;
-beforeAll(async () => {
-  runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
-  sb = await Sandbox.create({ runtime });
-});
-afterAll(async () => {
-  await sb?.close();
-  await runtime?.close();
-});
+const bash = bashSandbox();
 
 function realBash(script: string): { stdout: string; exitCode: number } {
   const dir = mkdtempSync(path.join(os.tmpdir(), "polybox-fidelity-"));
@@ -88,7 +79,7 @@ describe.runIf(has("xxd") && has("cmp") && has("cksum") && has("shuf"))(
     it.each(CASES)("%s", async (_label, script) => {
       const expected = realBash(script);
       // Each case starts from an empty directory, as the real one does.
-      const r = await sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
+      const r = await bash.sb.run("bash", `cd "$(mktemp -d)"\n${script}`);
       expect({ stdout: r.stdout, exitCode: r.exitCode }).toEqual(expected);
     });
   },
@@ -96,7 +87,7 @@ describe.runIf(has("xxd") && has("cmp") && has("cksum") && has("shuf"))(
 
 describe("the sandbox's identity", () => {
   it("uname, id and whoami answer like a Linux machine's, the same everywhere", async () => {
-    const r = await sb.run("bash", "uname; uname -m; id -u; whoami; id");
+    const r = await bash.sb.run("bash", "uname; uname -m; id -u; whoami; id");
     expect(r.stdout).toBe(
       "Linux\nwasm32\n1000\nuser\nuid=1000(user) gid=1000(user) groups=1000(user)\n",
     );

@@ -6,6 +6,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { type Runtime, Sandbox, testRuntime } from "./runtime.js";
 
 export interface Outcome {
   stdout: string;
@@ -109,4 +111,29 @@ export function bashInTempDir(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One Bash sandbox for a test file (the differential suites run every case in it): made before
+ * the file's tests and closed after them.
+ */
+export function bashSandbox(): { readonly sb: Sandbox; readonly runtime: Runtime } {
+  let runtime: Runtime | undefined;
+  let sb: Sandbox | undefined;
+  beforeAll(async () => {
+    runtime = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
+    sb = await Sandbox.create({ runtime });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await runtime?.close();
+  });
+  return {
+    get sb() {
+      return sb!;
+    },
+    get runtime() {
+      return runtime!;
+    },
+  };
 }
