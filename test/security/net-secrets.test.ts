@@ -283,6 +283,20 @@ describe("T34 a sandbox's own secrets", () => {
   });
 });
 
+describe("T34 the number of secrets is bounded", () => {
+  it("refuses a 33rd secret, naming the bound", async () => {
+    const many = Array.from({ length: 33 }, (_, i) => ({
+      name: `S${i}`,
+      value: "long-enough-value",
+      hosts: [api.host],
+    }));
+    await expect(Sandbox.create({ runtime: rt, secrets: many })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining("at most 32 secrets"),
+    });
+  });
+});
+
 describe("T34 nothing the server keeps holds the value", () => {
   it("a named sandbox, its snapshot (with Python's state) and the data directory hold only placeholders", async () => {
     await using sb = await Sandbox.open("secret-keeper", {

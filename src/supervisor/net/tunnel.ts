@@ -3,9 +3,10 @@
 // request's host (deny list, allow list with port, internal ranges only when named literally),
 // resolved here, every address checked, and the socket connected to the checked address, so no
 // second resolution can rebind the name. Then bytes are relayed both ways as framed chunks on the
-// agent's wire. What flows is TLS: nothing inside it can be checked or changed here, so a host
-// with `--net-header` headers or `--net-secret` secrets is refused (they could not be added),
-// and redirects are the client's own business (each new host is a new CONNECT, checked again).
+// agent's wire. What flows is TLS: nothing inside it can be checked or changed here, and
+// redirects are the client's own business (each new host is a new CONNECT, checked again). The
+// exception is a host with `--net-header` headers or `--net-secret` secrets: its tunnel ends on
+// this side (intercept.ts), which makes each request inside it and adds them.
 //
 // Bounds: each tunnel counts as a request (maxRequests); bytes both ways count against the run's
 // maxBytesOut / maxBytesIn, a tunnel's bytes in against maxResponseBytes too; a tunnel lives at
