@@ -593,8 +593,14 @@ function trust(ca: string): void {
   } catch {
     // No system roots in this jail: the bundle holds the authority alone.
   }
-  writeFileSync("/tmp/.polybox-ca.pem", ca);
-  writeFileSync("/tmp/.polybox-ca-bundle.pem", `${roots}\n${ca}`);
+  try {
+    writeFileSync("/tmp/.polybox-ca.pem", ca);
+    writeFileSync("/tmp/.polybox-ca-bundle.pem", `${roots}\n${ca}`);
+  } catch (error) {
+    // No trust, then: intercepted tunnels fail the guest's certificate check, nothing worse.
+    send({ type: "log", message: `cannot write the trust bundle: ${String(error)}` });
+    return;
+  }
   for (const name of ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"])
     BASE_ENV[name] = "/tmp/.polybox-ca-bundle.pem";
   BASE_ENV.NODE_EXTRA_CA_CERTS = "/tmp/.polybox-ca.pem";
