@@ -155,3 +155,17 @@ export function capMemory(bytes: Uint8Array, maxBytes: number): Uint8Array {
   }
   return out;
 }
+
+/**
+ * Whether a module that failed had likely been refused memory: its memory is within one
+ * allocator step of the cap. A refused `memory.grow` never reaches JavaScript, so the size left
+ * is the only evidence; allocators grow by at least the request (often a whole arena of a few
+ * MiB), so a guest refused at the cap stops short of it by up to that step, not by one page.
+ */
+export function nearMemoryCap(memory: WebAssembly.Memory | undefined, capBytes: number): boolean {
+  if (memory === undefined) return false;
+  const step = Math.max(MIB_STEP, capBytes / 8);
+  return memory.buffer.byteLength + step > capBytes;
+}
+
+const MIB_STEP = 1024 * 1024;

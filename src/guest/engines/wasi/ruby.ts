@@ -13,7 +13,7 @@ import { WASI, WASIProcExit } from "@bjorn3/browser_wasi_shim";
 import type { RunRequest, WorkerInit } from "../../../protocol/messages.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
-import { capMemory } from "./memory-cap.js";
+import { capMemory, nearMemoryCap } from "./memory-cap.js";
 import { RubyAbi, type RubyValue } from "./ruby-abi.js";
 import { type OutputTarget, WasiFiles } from "./wasi-fs.js";
 
@@ -115,7 +115,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
         broken = true;
         if (error instanceof WASIProcExit)
           return { exitCode: error.code, value: null, stateLost: true };
-        const atCap = memory.buffer.byteLength + 64 * 1024 > init.memoryMb * MIB;
+        const atCap = nearMemoryCap(memory, init.memoryMb * MIB);
         ctx.output.write("stderr", `ruby: ${error instanceof Error ? error.message : error}\n`);
         return {
           exitCode: 1,

@@ -17,7 +17,7 @@ import {
   stoppedAt,
 } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
-import { capMemory, InitialMemoryError, ModuleFormatError } from "./memory-cap.js";
+import { capMemory, InitialMemoryError, ModuleFormatError, nearMemoryCap } from "./memory-cap.js";
 import { OutputStopped, type OutputTarget, WasiFiles } from "./wasi-fs.js";
 
 const MIB = 1024 * 1024;
@@ -92,9 +92,7 @@ function createInstance(): Engine {
       );
       const imports = { wasi_snapshot_preview1: shim.wasiImport, wasi_unstable: shim.wasiImport };
       let memory: WebAssembly.Memory | undefined;
-      // A failure with the memory at its cap: a refused memory.grow is the likely cause.
-      const atCap = (m: WebAssembly.Memory | undefined) =>
-        m !== undefined && m.buffer.byteLength + 64 * 1024 > capBytes;
+      const atCap = (m: WebAssembly.Memory | undefined) => nearMemoryCap(m, capBytes);
       const overCap = (exitCode: number): EngineOutcome => ({
         exitCode,
         value: null,
