@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { differential } from "../helpers/differential.js";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { type Runtime, run, testRuntime } from "../helpers/runtime.js";
 
 const THRESHOLD = 0.9;
 
@@ -298,8 +298,7 @@ afterAll(async () => {
 describe("JavaScript prints as Node prints", () => {
   it.each(PROGRAMS)("%s", async (_label, code) => {
     const node = spawnSync(process.execPath, ["-e", code], { encoding: "utf8" });
-    await using sb = await Sandbox.create({ runtime });
-    const r = await sb.run("javascript", code);
+    const r = await run({ language: "javascript", code, runtime });
     expect({ stdout: r.stdout, stderr: r.stderr }).toEqual({
       stdout: node.stdout,
       stderr: node.stderr,
@@ -320,8 +319,7 @@ describe("JavaScript prints as Node prints", () => {
         return { stdout: both(r.stdout, r.stderr), exitCode: r.status ?? -1 };
       },
       async (code) => {
-        await using sb = await Sandbox.create({ runtime });
-        const r = await sb.run("javascript", code);
+        const r = await run({ language: "javascript", code, runtime });
         return { stdout: both(r.stdout, r.stderr), exitCode: r.exitCode };
       },
     );

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { differential, type Outcome } from "../helpers/differential.js";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 
 const THRESHOLD = 0.95;
 
@@ -933,8 +933,8 @@ describe("JavaScript behaves as under Node", () => {
         return { stdout: withErrorLine(label, r.stdout, r.stderr), exitCode: r.status ?? -1 };
       },
       async (code, label): Promise<Outcome> => {
-        await using sb = await Sandbox.create({ runtime });
-        const r = await sb.run("javascript", code);
+        // A one-shot: a fresh interpreter, as execute_javascript gives.
+        const r = await run({ language: "javascript", code, runtime });
         return { stdout: withErrorLine(label, r.stdout, r.stderr), exitCode: r.exitCode };
       },
     );

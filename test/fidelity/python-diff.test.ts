@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { differential, type Outcome } from "../helpers/differential.js";
-import { type Runtime, Sandbox, testRuntime } from "../helpers/runtime.js";
+import { type Runtime, run, testRuntime } from "../helpers/runtime.js";
 
 const PYTHON = "/usr/bin/python3";
 const THRESHOLD = 0.97;
@@ -86,8 +86,8 @@ describe.skipIf(!existsSync(PYTHON))("Python programs behave as on CPython", () 
         return { stdout: r.stdout, exitCode: r.status ?? -1 };
       },
       async (code, label): Promise<Outcome> => {
-        await using sb = await Sandbox.create({ runtime });
-        const r = await sb.run("python", code, { stdin: STDIN[label] ?? "" });
+        // A one-shot: a fresh interpreter and an empty workspace, as execute_python gives.
+        const r = await run({ language: "python", code, runtime, stdin: STDIN[label] ?? "" });
         return { stdout: r.stdout, exitCode: r.exitCode };
       },
     );
