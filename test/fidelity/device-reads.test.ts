@@ -122,6 +122,49 @@ describe("WASM Bash reads the devices and large streams exactly", () => {
     await compare(script);
   }, 120_000);
 
+  it("a device read whole and changed on its way (tr, od, fold): exact, or a clear error", async () => {
+    // Each pipeline in real bash prints its count; in polybox it prints the same count, or the
+    // reading command fails (pipefail makes that the pipeline's status) and says why: the
+    // window of a device read whole ends where the real stream goes on.
+    const pipelines = [
+      // Within the window: exact, as in bash.
+      "tr -dc a-z < /dev/urandom | head -c 4096 | wc -c",
+      "cat /dev/urandom | od -An -tx1 | head -n 1000 | wc -l",
+      "yes hello | tr a-z A-Z | head -n 3 | wc -l",
+      "tr -dc a-z < /dev/urandom | head -c 16 | head -c 100 | wc -c",
+      "tr -dc a-z < /dev/urandom | dd bs=1000 count=5 status=none | wc -c",
+      // Past it: bash reads on.
+      "tr -dc a-z < /dev/urandom | head -c 2000000 | wc -c",
+      "cat /dev/urandom | od -An -tx1 | head -n 100000 | wc -l",
+      "yes hello | tr a-z A-Z | head -n 300000 | wc -l",
+      "tr -dc a-z < /dev/urandom | fold -w 8 | head -n 200000 | wc -l",
+      "tr -dc a-z < /dev/urandom | dd bs=1M count=2 status=none | wc -c",
+      // bash would never end: tail waits for the end of a stream that has none.
+      "tr a b < /dev/zero | tail -c 10 | wc -c",
+      "tr -dc a-z < /dev/urandom | tail -c 10 | wc -c",
+    ];
+    let cut = 0;
+    for (const pipeline of pipelines) {
+      const script = `set -o pipefail\n${pipeline}`;
+      const r = await sb.run("bash", script);
+      if (r.exitCode === 0 && !pipeline.includes("tail")) {
+        expect({ pipeline, stdout: r.stdout }).toEqual({
+          pipeline,
+          stdout: realBash(script).stdout,
+        });
+        expect(r.stderr).toBe("");
+        continue;
+      }
+      cut++;
+      expect(r.exitCode, pipeline).not.toBe(0);
+      expect(r.stderr, pipeline).toMatch(
+        /is cut short: it was made from (\/dev\/\w+|the output of yes) read whole|never ends/,
+      );
+    }
+    // The first five fit their window; the others cannot be exact here, so each must say so.
+    expect(cut).toBe(7);
+  }, 120_000);
+
   it("dd if=DEVICE bs=B count=C, counts and GNU's summary", async () => {
     // bs= as written, its bytes, count=.
     const blocks: [string, number, number][] = [

@@ -29,6 +29,9 @@ const DEVICES: Readonly<Record<string, Endless>> = {
 /** What a whole read of an endless stream gives (bash would read it forever). */
 export const WINDOW_BYTES = 1024 * 1024;
 
+/** The commands that read an endless stream themselves when its window reaches them. */
+const STREAM_READERS = new Set(["head", "tail", "dd"]);
+
 /** Whole reads whose window may still reach a command that knows the stream (newest last). */
 const MAX_WINDOWS = 4;
 
@@ -88,6 +91,20 @@ export function reserve(ctx: Ctx, bytes: number, site: string): void {
     throw new Error(`${site}: live byte limit exceeded (${ctx.limits.maxLiveBytes} bytes)`);
 }
 
+/**
+ * Why a command cannot read what it was given: `label` was made from a window of `source`, and
+ * the command would read past the window's end, where the real stream goes on.
+ */
+export function cutShort(command: string, label: string, source: Endless): string {
+  const stream =
+    source.kind === "repeat" ? "the output of yes" : source.kind === "zero" ? "/dev/zero" : "/dev/urandom";
+  return (
+    `${command}: ${label} is cut short: it was made from ${stream} read whole, of which ` +
+    `polybox's Bash reads ${WINDOW_BYTES / (1024 * 1024)} MiB (bash would read on); ` +
+    `read the stream with head -c N or dd count=N before the other commands\n`
+  );
+}
+
 /** The device a path names (through symbolic links), if any. */
 async function deviceOf(
   realpath: (path: string) => Promise<string>,
@@ -117,6 +134,13 @@ export interface Devices {
   claim(bytes: string): Endless | undefined;
   /** A window of the stream, which `claim` will know. */
   window(source: Endless): string;
+  /**
+   * The stream `bytes` were made from, if they are a window that a command changed on its way
+   * (`tr -dc a-z < /dev/urandom`), or what a command made of such bytes: input cut at the
+   * window's end, where the real stream goes on. A command that would read past that end
+   * (`| head -c 2000000`) must fail rather than come back short.
+   */
+  cutFrom(bytes: string): Endless | undefined;
 }
 
 /**
@@ -126,11 +150,16 @@ export interface Devices {
  */
 export class DeviceFs extends InMemoryFs implements Devices {
   private windows: { source: Endless; bytes: string }[] = [];
+  /** Outputs made from windows (or from such outputs), by length for a cheap lookup. */
+  private cut = new Map<number, { source: Endless; bytes: string }[]>();
+  private cutCount = 0;
   private zeros: string | null = null;
 
   /** Forgets the windows of the last run, and makes sure the device files exist. */
   async startRun(): Promise<void> {
     this.windows = [];
+    this.cut.clear();
+    this.cutCount = 0;
     await this.mkdir("/dev", { recursive: true });
     // just-bash writes /dev/zero when a shell starts; a guest may have removed the others.
     for (const path of Object.keys(DEVICES))
@@ -155,6 +184,42 @@ export class DeviceFs extends InMemoryFs implements Devices {
     this.windows.push({ source, bytes });
     if (this.windows.length > MAX_WINDOWS) this.windows.shift();
     return bytes;
+  }
+
+  cutFrom(bytes: string): Endless | undefined {
+    return this.cut.get(bytes.length)?.find((c) => c.bytes === bytes)?.source;
+  }
+
+  /**
+   * Runs one command (just-bash's `aroundCommand`). If its stdin is a window no command claimed,
+   * or bytes already cut, what it prints is made from a stream cut short, and `cutFrom` will
+   * know it. The commands that read the streams themselves (`STREAM_READERS`) decide alone: they
+   * read the real stream from a window, and fail rather than read past a cut.
+   */
+  async aroundCommand<R extends { stdout: string; stdoutKind?: "text" | "bytes" }>(
+    name: string,
+    stdin: string,
+    run: () => Promise<R>,
+  ): Promise<R> {
+    if (stdin.length === 0 || STREAM_READERS.has(name)) return run();
+    const window = this.windows.find((w) => w.bytes.length === stdin.length && w.bytes === stdin);
+    const source = window?.source ?? this.cutFrom(stdin);
+    const result = await run();
+    if (!source || result.stdout.length === 0) return result;
+    // The next command's stdin is the bytes of this output: text goes on as UTF-8.
+    const bytes =
+      result.stdoutKind === "bytes"
+        ? result.stdout
+        : Buffer.from(result.stdout, "utf8").toString("latin1");
+    // Only a pipeline's last few stages matter; older ones are let go.
+    if (++this.cutCount > 4 * MAX_WINDOWS) {
+      this.cut.clear();
+      this.cutCount = 1;
+    }
+    const list = this.cut.get(bytes.length) ?? [];
+    list.push({ source, bytes });
+    this.cut.set(bytes.length, list);
+    return result;
   }
 
   private device(path: string): Promise<Endless | undefined> {

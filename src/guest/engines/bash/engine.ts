@@ -3,7 +3,7 @@
 // stay off. just-bash runs every `exec` in a fresh shell, so state between runs is carried here:
 // exported and plain variables and the working directory persist; functions and aliases do not.
 
-import { Bash, InMemoryFs, parse, type SecureFetch } from "just-bash";
+import { Bash, InMemoryFs, latin1FromBytes, parse, type SecureFetch } from "just-bash";
 import type { RunRequest } from "../../../protocol/messages.js";
 import {
   type Engine,
@@ -186,6 +186,10 @@ async function createInstance(): Promise<Engine> {
         customCommands: [...commandsFor({ devices: fs, traps }), shell.probe],
         executionLimits: executionLimits(request.limits, run.deadline - Date.now()),
         errTrap: () => traps.err,
+        // Marks what commands make of a device's window (devices.ts), so that a short read is
+        // an error, not a silent one.
+        aroundCommand: (name, context, next) =>
+          fs.aroundCommand(name, latin1FromBytes(context.stdin), next),
         // curl and wget: every request goes to the trusted side, which decides.
         fetch: bridgedFetch(run),
       });

@@ -14,7 +14,14 @@ import {
   latin1FromBytes,
   unsafeBytesFromLatin1,
 } from "just-bash";
-import { type Devices, deviceOperand, type Endless, endlessBytes, reserve } from "../devices.js";
+import {
+  cutShort,
+  type Devices,
+  deviceOperand,
+  type Endless,
+  endlessBytes,
+  reserve,
+} from "../devices.js";
 import { type Ctx, failure, type Result } from "./shared/context.js";
 import { parseSize } from "./shared/size.js";
 
@@ -267,6 +274,10 @@ async function readInput(
     const stdin = latin1FromBytes(ctx.stdin);
     const endless = devices.claim(stdin);
     source = endless ? { endless } : stdin;
+    // Bytes made from a window: past their end the stream goes on, which dd would read.
+    const cut = endless ? undefined : devices.cutFrom(stdin);
+    if (cut && (count === undefined || skip + count > stdin.length))
+      return { stdout: "", stderr: cutShort("dd", "'standard input'", cut), exitCode: 1 };
   } else {
     const endless = await deviceOperand(ctx, o.input);
     if (endless) source = { endless };

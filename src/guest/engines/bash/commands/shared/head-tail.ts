@@ -13,7 +13,7 @@ import {
   latin1FromBytes,
   unsafeBytesFromLatin1,
 } from "just-bash";
-import { type Devices, deviceOperand, type Endless } from "../../devices.js";
+import { cutShort, type Devices, deviceOperand, type Endless } from "../../devices.js";
 import { type Ctx, fail, original, type Result } from "./context.js";
 import { parseSize } from "./size.js";
 
@@ -121,11 +121,13 @@ async function readOperand(
   devices: Devices,
   name: "head" | "tail",
   file: string,
-): Promise<string | { endless: Endless } | Result> {
+): Promise<string | { endless: Endless } | { cut: Endless; text: string } | Result> {
   if (file === "-") {
     const stdin = latin1FromBytes(ctx.stdin);
     const endless = devices.claim(stdin);
-    return endless ? { endless } : stdin;
+    if (endless) return { endless };
+    const cut = devices.cutFrom(stdin);
+    return cut ? { cut, text: stdin } : stdin;
   }
   const endless = await deviceOperand(ctx, file);
   if (endless) return { endless };
@@ -166,7 +168,16 @@ export function headTailCommand(name: "head" | "tail", devices: Devices, take: T
       const input = await readOperand(ctx, devices, name, file);
       let text: string;
       if (typeof input === "string") text = take.text(input, o);
-      else if ("endless" in input) {
+      else if ("cut" in input) {
+        text = take.text(input.text, o);
+        // Past the cut the stream goes on: a tail, a head of all but the last part, or a head
+        // that took the whole input would have read on in bash. A shorter head is exact.
+        if (name === "tail" || o.signed || text.length === input.text.length) {
+          stderr += cutShort(name, label, input.cut);
+          exitCode = 1;
+          continue;
+        }
+      } else if ("endless" in input) {
         const taken = take.endless(ctx, input.endless, label, o);
         if (typeof taken !== "string") {
           stderr += taken.stderr;
