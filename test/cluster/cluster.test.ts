@@ -11,13 +11,7 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type Cluster,
-  connect,
-  freePort,
-  redisMissing,
-  startCluster,
-} from "../helpers/cluster.js";
+import { type Cluster, connect, freePort, redisMissing, startCluster } from "../helpers/cluster.js";
 import { call, type ToolResult, text } from "../helpers/mcp-client.js";
 
 const missing = redisMissing();

@@ -97,7 +97,11 @@ export function reserve(ctx: Ctx, bytes: number, site: string): void {
  */
 export function cutShort(command: string, label: string, source: Endless): string {
   const stream =
-    source.kind === "repeat" ? "the output of yes" : source.kind === "zero" ? "/dev/zero" : "/dev/urandom";
+    source.kind === "repeat"
+      ? "the output of yes"
+      : source.kind === "zero"
+        ? "/dev/zero"
+        : "/dev/urandom";
   return (
     `${command}: ${label} is cut short: it was made from ${stream} read whole, of which ` +
     `polybox's Bash reads ${WINDOW_BYTES / (1024 * 1024)} MiB (bash would read on); ` +
