@@ -22,22 +22,6 @@ export function redisMissing(): string | null {
   }
 }
 
-/**
- * Whether this machine runs polybox's native engines (the launcher, python3, bash, node), as
- * `polybox doctor --json` reports them.
- */
-export function nativeEngines(): boolean {
-  try {
-    const report = JSON.parse(
-      execFileSync(process.execPath, [CLI, "doctor", "--json"], { encoding: "utf8" }),
-    ) as { native?: { name: string; ok: boolean }[] };
-    const ok = new Map((report.native ?? []).map((c) => [c.name, c.ok]));
-    return ["launcher", "python", "bash", "node"].every((n) => ok.get(n) === true);
-  } catch {
-    return false;
-  }
-}
-
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
