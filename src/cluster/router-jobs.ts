@@ -125,7 +125,11 @@ export class RouterJobs {
   }
 
   private async view(id: string, ref: JobRef): Promise<View> {
-    const job = (await this.queueOf(ref.queue).getJob(id)) as Job<RunJobData> | undefined;
+    const queue = this.queueOf(ref.queue);
+    // The state first: a job read before it finished lacks the answer a later state would show
+    // (a run that ended between the two reads looked completed with no signed answer).
+    const state = await queue.getJobState(id);
+    const job = (await queue.getJob(id)) as Job<RunJobData> | undefined;
     const common = {
       job_id: id,
       language: ref.language,
@@ -150,7 +154,6 @@ export class RouterJobs {
         },
       };
     }
-    const state = await job.getState();
     const started = job.processedOn ?? null;
     const finished = job.finishedOn ?? null;
     const timing = {

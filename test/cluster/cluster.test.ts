@@ -424,7 +424,9 @@ ${servers}
     // began, or finished without having recorded their result, in the moment before the kill.
     expect(failed.length).toBeLessThanOrEqual(4);
     for (const f of failed) {
-      expect(f.structuredContent?.error).toMatchObject({ code: "SANDBOX_LOST" });
+      expect(f.structuredContent?.error, JSON.stringify(f.structuredContent?.error)).toMatchObject({
+        code: "SANDBOX_LOST",
+      });
       expect(f.structuredContent?.error?.message).toMatch(/node n3 stopped heartbeating/);
     }
     outcomes.forEach((s, i) => {
