@@ -76,9 +76,21 @@ module.exports = {
     {
       name: "declared-dependencies-only",
       severity: "error",
-      comment: "Every package src/ imports is declared in package.json dependencies.",
+      comment:
+        "Every package src/ imports is declared in package.json dependencies (the cluster's optional peers are the next rule's).",
       from: { path: "^src/" },
-      to: { dependencyTypes: ["npm-no-pkg", "npm-unknown", "npm-dev", "unknown"] },
+      to: {
+        dependencyTypes: ["npm-no-pkg", "npm-unknown", "npm-dev", "unknown"],
+        pathNot: "node_modules/(bullmq|ioredis)/",
+      },
+    },
+    {
+      name: "cluster-packages-in-cluster-only",
+      severity: "error",
+      comment:
+        "bullmq and ioredis are optional peer dependencies: only src/cluster/ imports them, and its modules are loaded through loadCluster (src/cluster/dependencies.ts).",
+      from: { pathNot: "^src/cluster/" },
+      to: { path: "node_modules/(bullmq|ioredis)/" },
     },
   ],
   options: {

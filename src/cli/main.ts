@@ -3,6 +3,7 @@
 // `mcp` mode stdout belongs to the protocol, so everything else this process says goes to
 // stderr. A usage mistake exits 2; a failure to start exits 1; `run` exits with the run's code.
 
+import { loadCluster } from "../cluster/dependencies.js";
 import { isPolyboxError } from "../core/errors.js";
 import { flagHint } from "../mcp/hints.js";
 import { flagCommands, type ParsedArgs, parseArgs, UsageError } from "./args.js";
@@ -41,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
     case "run":
       return (await import("./run.js")).runCommand(flags);
     case "router":
-      return (await import("./router.js")).routerCommand(flags);
+      return (await loadCluster(() => import("./router.js"))).routerCommand(flags);
     case "mcp":
     case "serve":
       return (await import("./serve.js")).serveCommand(command, flags);

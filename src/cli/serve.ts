@@ -2,6 +2,7 @@
 // engine host) and one SandboxService from the flags, serve until the client leaves or a signal
 // arrives, then close every sandbox and the engine host before exiting.
 
+import { loadCluster } from "../cluster/dependencies.js";
 import { checkInlineOutput, SandboxService } from "../core/service.js";
 import { serveHttp } from "../mcp/http.js";
 import { checkResponseLimit, checkToolNames, createMcpServer } from "../mcp/server.js";
@@ -35,7 +36,7 @@ export async function serveCommand(command: "mcp" | "serve", flags: Flags): Prom
   const node =
     command === "serve" && flags.cluster !== undefined
       ? // Loaded only for a cluster node: BullMQ and ioredis cost a plain server ~0.5 s of start.
-        new (await import("../cluster/node.js")).ClusterNode({
+        new (await loadCluster(() => import("../cluster/node.js"))).ClusterNode({
           url: flags.cluster,
           secret: flags.clusterSecret ?? "",
           ...(flags.nodeId !== undefined ? { nodeId: flags.nodeId } : {}),

@@ -3,73 +3,20 @@
 // `serveRouter`. A new export here is new public API. It is a separate entry point because a node
 // serves routed calls through the MCP adapter, which sits above the Runtime: `polybox` itself
 // stays free of Redis, BullMQ and MCP.
+//
+// bullmq and ioredis are optional peer dependencies (dependencies.ts): this entry loads the
+// modules that use them through `loadCluster`, so that without them importing it fails with
+// DEPENDENCY_MISSING, saying what to install.
 
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { type Caller, type Runtime, SandboxService, type ServiceOptions } from "../index.js";
-import { createMcpServer } from "../mcp/server.js";
-import { ClusterNode, type ClusterOptions } from "./node.js";
+import { loadCluster } from "./dependencies.js";
 
-export { type RouterOptions, type RouterServer, serveRouter } from "./router.js";
-export type { ClusterOptions };
+export type { ClusterMember, ClusterOptions, JoinOptions } from "./join.js";
+export type { RouterOptions, RouterServer } from "./router.js";
 
-export interface JoinOptions {
-  runtime: Runtime;
-  cluster: ClusterOptions;
-  /** Base URL routers reach this process at; its HTTP server must hand `endpoint` its path. */
-  address: string;
-  /** The service's options, as for `new SandboxService` (without runtime). */
-  service?: Omit<ServiceOptions, "runtime" | "onSandbox">;
-  /** Reported to clients as the server version. */
-  version?: string;
-}
+const join = await loadCluster(() => import("./join.js"));
+const router = await loadCluster(() => import("./router.js"));
 
-export interface ClusterMember {
-  /** The node's id in the registry. */
-  id: string;
-  /** The sandboxes and runs of this node; the embedder's own front may serve them too. */
-  service: SandboxService;
-  /** Mount on the HTTP server at `address`: requests for `path` go to `handle`. */
-  endpoint: { path: string; handle(req: IncomingMessage, res: ServerResponse): Promise<void> };
-  /** Takes no new work; finishes runs and waits for open sandboxes, at most `graceMs`. */
-  drain(graceMs: number): Promise<void>;
-  /** Leaves the cluster and closes the service (not the runtime, which is the caller's). */
-  close(): Promise<void>;
-}
-
-/**
- * Joins a cluster as a node: registers with a heartbeat, records its sandboxes, takes runs from
- * the queues, and answers routed calls at `endpoint` (only those a router signed with a key
- * derived from the cluster secret; the secret itself never travels).
- */
-export async function joinCluster(options: JoinOptions): Promise<ClusterMember> {
-  const node = new ClusterNode(options.cluster);
-  const service = new SandboxService({
-    ...options.service,
-    runtime: options.runtime,
-    onSandbox: node.sandboxEvents,
-  });
-  await service.ready;
-  const version = options.version ?? "embedded";
-  try {
-    await node.start(
-      service,
-      (caller: Caller) => createMcpServer({ service, caller, version }),
-      options.address,
-      version,
-    );
-  } catch (error) {
-    await node.close();
-    await service.close();
-    throw error;
-  }
-  return {
-    id: node.id,
-    service,
-    endpoint: node.endpoint,
-    drain: (graceMs) => node.drain(graceMs),
-    close: async () => {
-      await node.close();
-      await service.close();
-    },
-  };
-}
+/** See `join.ts`. */
+export const joinCluster: typeof join.joinCluster = join.joinCluster;
+/** See `router.ts`. */
+export const serveRouter: typeof router.serveRouter = router.serveRouter;

@@ -27,6 +27,8 @@ export type PolyboxErrorCode =
   | "PACKAGE_REGISTRY_UNAVAILABLE"
   | "NOT_IMPLEMENTED"
   | "ISOLATION_UNAVAILABLE"
+  /** An optional package a feature needs is not installed (the cluster's bullmq and ioredis). */
+  | "DEPENDENCY_MISSING"
   | "ENGINE_FAILED"
   | "PROTOCOL_ERROR"
   | "TIMEOUT";
