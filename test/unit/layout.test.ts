@@ -13,6 +13,8 @@ import { describe, expect, it } from "vitest";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   files: string[];
   scripts: Record<string, string>;
 };
@@ -105,7 +107,12 @@ describe("layout", () => {
     walk(path.join(root, "src"));
     // quickjs-emscripten's WebAssembly file is found through that package's own require.
     imported.delete("@jitl/quickjs-wasmfile-release-sync");
-    const declared = Object.keys(pkg.dependencies);
+    // The cluster's packages are optional peers (src/cluster/dependencies.ts loads them).
+    const optionalPeers = Object.keys(pkg.peerDependencies ?? {}).filter(
+      (name) => pkg.peerDependenciesMeta?.[name]?.optional === true,
+    );
+    expect(optionalPeers.sort()).toEqual(["bullmq", "ioredis"]);
+    const declared = [...Object.keys(pkg.dependencies), ...optionalPeers];
     // A tool a consumer's install runs (patch-package applies wasm/patches/ at postinstall) is used.
     for (const hook of ["preinstall", "install", "postinstall"])
       for (const name of declared)
