@@ -17,6 +17,7 @@ import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { type LogFn, silentLog } from "../core/log.js";
 import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
+import { NATIVE_BACKSTOP_MS, RUN_GRACE_MS } from "../protocol/deadlines.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";
 import { failedResult, validateAgentEvent } from "../protocol/validate.js";
@@ -34,9 +35,6 @@ import {
 
 const AGENT_MAIN = path.join(DIST_DIR, "guest", "native-agent", "agent.js");
 const MIB = 1024 * 1024;
-/** Past a run's deadline, how long the agent may take to start it, then to stop it. */
-const RUN_GRACE_MS = 3_000;
-const BACKSTOP_MS = 2_000;
 
 /**
  * Beyond its files (base64, 4/3 of their bytes), the most text an honest result line carries:
@@ -118,7 +116,7 @@ class Jail {
       cancel: (id) => this.send({ type: "cancel", id }),
       log,
       runGraceMs: RUN_GRACE_MS,
-      backstopMs: BACKSTOP_MS,
+      backstopMs: NATIVE_BACKSTOP_MS,
       replyNet: (id, req, reply) => this.send({ type: "net-reply", id, req, reply }),
       replyTunnel: (id, tun, reply) => this.send({ type: "tunnel", id, tun, reply }),
     });

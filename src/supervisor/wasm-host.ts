@@ -9,6 +9,7 @@ import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import type { GuestNet, OutputFn } from "../core/run-host.js";
 import { makeTempDirSync } from "../core/tmp.js";
+import { RUN_GRACE_MS, WASM_BACKSTOP_MS } from "../protocol/deadlines.js";
 import type {
   EngineLanguage,
   EngineResult,
@@ -63,14 +64,6 @@ function removeQuietly(dir: string): boolean {
 
 const PING_EVERY_MS = 2_000;
 const PING_TIMEOUT_MS = 10_000;
-/** Past a run's own deadline, how long the host gets to answer a cancel before it is killed. */
-const BACKSTOP_MS = 3_000;
-/**
- * The guest gets its whole `timeoutMs` from the moment it starts; starting it (taking or booting
- * an interpreter) may take this much more. Past both, the run ends here as `timeout`, whatever
- * the host is doing: a caller never waits longer than timeoutMs + RUN_GRACE_MS.
- */
-export const RUN_GRACE_MS = 3_000;
 
 /** How long `stats()` waits for the host to answer. */
 const STATS_TIMEOUT_MS = 5_000;
@@ -97,7 +90,7 @@ export class WasmHost {
       cancel: (id) => this.sendNow({ type: "cancel", id }),
       ...(config.log ? { log: config.log } : {}),
       runGraceMs: RUN_GRACE_MS,
-      backstopMs: BACKSTOP_MS,
+      backstopMs: WASM_BACKSTOP_MS,
       onSettled: () => this.idleUnref(),
       replyNet: (id, req, reply) => this.sendNow({ type: "net-reply", id, req, reply }),
     });

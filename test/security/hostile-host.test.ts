@@ -22,9 +22,12 @@ const logged: string[] = [];
 
 beforeAll(async () => {
   rt = await securityRuntime({ pool: { python: 0, javascript: 1, bash: 0 } });
-  ({ WasmHost, RUN_GRACE_MS } = (await import(
+  ({ WasmHost } = (await import(
     path.join(REPO_DIR, "dist", "supervisor", "wasm-host.js")
   )) as EngineHostModule);
+  ({ RUN_GRACE_MS } = (await import(path.join(REPO_DIR, "dist", "protocol", "deadlines.js"))) as {
+    RUN_GRACE_MS: number;
+  });
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@
 // first, the interpreter state it puts back, the run in the host, and storing the files it
 // changed in the workspace, all by the run's deadline.
 
+import { STORE_GRACE_MS } from "../../protocol/deadlines.js";
 import { exitCodeOf } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../../protocol/messages.js";
@@ -15,9 +16,6 @@ import { Preparation, Stopped, wheelsFor } from "./installation.js";
 import type { SandboxParts } from "./interpreters.js";
 import { FRESH_NOTES, restoreState } from "./persistence.js";
 import type { BaseRequest } from "./run-request.js";
-
-/** How long past a run's timeout the trusted side may take to store the files it changed. */
-const STORE_GRACE_MS = 2_000;
 
 /**
  * Runs `asked` in `session` (null: a fresh interpreter, discarded after) and stores what it

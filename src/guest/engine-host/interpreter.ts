@@ -3,6 +3,7 @@
 // deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
 
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import { CANCEL_GRACE_MS, ENGINE_DEADLINE_GRACE_MS } from "../../protocol/deadlines.js";
 import { exitCodeOf, RUN_EXIT_CODES } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type {
@@ -23,10 +24,6 @@ import {
   validateStateAnswer,
 } from "../../protocol/validate.js";
 
-/** How long past its deadline an engine may take to report a timeout itself before it is killed. */
-const DEADLINE_GRACE_MS = 1_000;
-/** How long a cancelled run has to stop by itself (keeping its output and state) before the kill. */
-const CANCEL_GRACE_MS = 1_000;
 /**
  * Between runs a worker should be idle. One that keeps its event loop busy (a guest timer or task
  * left running after its run returned) for this many consecutive checks is killed.
@@ -266,7 +263,7 @@ export class Interpreter {
     return new Promise((resolve) => {
       const timer = setTimeout(
         () => this.kill("timeout"),
-        request.limits.timeoutMs + DEADLINE_GRACE_MS,
+        request.limits.timeoutMs + ENGINE_DEADLINE_GRACE_MS,
       );
       this.pending = {
         id,

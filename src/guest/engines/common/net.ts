@@ -6,6 +6,7 @@
 // policy: the guest can forge these messages, so the trusted side decides everything.
 
 import { type MessagePort, receiveMessageOnPort } from "node:worker_threads";
+import { NET_WAIT_GRACE_MS } from "../../../protocol/deadlines.js";
 import type { FromWorker, NetDelivery } from "../../../protocol/messages.js";
 import type { NetReply, NetRequest } from "../../../protocol/net.js";
 
@@ -18,9 +19,6 @@ const atomicWait = Atomics.wait.bind(Atomics);
 
 /** Sends one request for the run in progress and waits for its answer. */
 export type NetCall = (request: NetRequest) => NetReply;
-
-/** How long past the run's deadline a worker waits for an answer before giving up. */
-const WAIT_GRACE_MS = 2_000;
 
 export function createNetBridge(
   net: { signal: SharedArrayBuffer; port: MessagePort },
@@ -36,7 +34,7 @@ export function createNetBridge(
     while (receiveMessageOnPort(port) !== undefined);
     post({ type: "net", id: runId, req, request });
     for (;;) {
-      const wait = deadline + WAIT_GRACE_MS - Date.now();
+      const wait = deadline + NET_WAIT_GRACE_MS - Date.now();
       if (wait <= 0 || atomicWait(signal, 0, 0, wait) === "timed-out")
         return {
           ok: false,
