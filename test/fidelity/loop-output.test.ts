@@ -77,6 +77,26 @@ describe("a timeout keeps what a compound command printed", () => {
   });
 });
 
+describe("a timeout does not print what the script had captured", () => {
+  // A loop redirected to a file, or a $(…) being read, when the deadline stops it: its text was
+  // the file's or the substitution's, never the script's output. It used to come back as stdout.
+  it.each([
+    [
+      "a loop redirected to a file",
+      'echo before; for i in $(seq 1 400000); do echo "x$i"; done > big.txt',
+    ],
+    [
+      "a loop inside $(…)",
+      'echo before; s=$(for i in $(seq 1 400000); do echo "x$i"; done); echo "$s" | wc -l',
+    ],
+  ])("%s", async (_name, code) => {
+    const r = await sb.run("bash", code, { timeoutMs: 2_000 });
+    expect(r.status).toBe("timeout");
+    expect(r.stdout).toBe("before\n");
+    expect(r.stderr).toMatch(/deadline|timed out/);
+  });
+});
+
 describe("a cancel keeps what a loop printed", () => {
   it("the ticks before the cancel are in the result, and each arrived once", async () => {
     const controller = new AbortController();

@@ -219,7 +219,12 @@ async function createInstance(): Promise<Engine> {
           result.exitCode === 126 || result.exitCode === 124
             ? limitVerdict(result.stderr)
             : undefined;
-        run.output.write("stdout", result.stdout);
+        // A script stopped by a limit, a timeout or a cancel has had its own output streamed as
+        // it went; what just-bash hands back then is output a frame had captured and not yet
+        // delivered (a loop's lines for its `> file`, a `$(…)`'s text), which bash would never
+        // have printed: only the limit's message on stderr is kept.
+        const stopped = verdict !== undefined || timedOut || abort.signal.aborted;
+        if (!stopped) run.output.write("stdout", result.stdout);
         run.output.write("stderr", withoutTuningHint(result.stderr));
         let env = result.env ?? {};
         // The EXIT trap runs when the script ends, however it ended (but not past a limit),
