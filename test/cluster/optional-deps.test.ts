@@ -4,7 +4,7 @@
 // to fail for the two packages (as it does where npm did not install them), with the built
 // package in dist/.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -12,6 +12,13 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { CLI } from "../helpers/mcp-client.js";
 
 const DIST = path.resolve(import.meta.dirname, "../../dist");
+const pkg = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8"),
+) as { peerDependencies: Record<string, string>; devDependencies: Record<string, string> };
+/** The command the refusal must name: the versions package.json declares, not a copy of them. */
+const INSTALL = `npm install ${Object.entries(pkg.peerDependencies)
+  .map(([name, version]) => `${name}@${version}`)
+  .join(" ")}`;
 let dir: string;
 let hide: string;
 
@@ -68,7 +75,13 @@ it("without bullmq and ioredis, the library loads and polybox/cluster says what 
   expect(out.runtime).toBe("function");
   expect(out.cluster.code).toBe("DEPENDENCY_MISSING");
   expect(out.cluster.package).toMatch(/^(bullmq|ioredis)$/);
-  expect(out.cluster.message).toContain("npm install bullmq@6.7.0 ioredis@6.0.0");
+  expect(out.cluster.message).toContain(INSTALL);
+});
+
+it("the peers are bullmq and ioredis, at the versions the project installs and tests", () => {
+  expect(INSTALL).toMatch(/^npm install bullmq@\S+ ioredis@\S+$/);
+  for (const [name, version] of Object.entries(pkg.peerDependencies))
+    expect(pkg.devDependencies[name], name).toBe(version);
 });
 
 it("without them, `polybox router` and `polybox serve --cluster` fail at start with that message", () => {
@@ -79,6 +92,6 @@ it("without them, `polybox router` and `polybox serve --cluster` fail at start w
     const r = node([CLI, ...args]);
     expect(r.status, args.join(" ")).not.toBe(0);
     expect(r.stderr, args.join(" ")).toMatch(/needs the optional packages bullmq and ioredis/);
-    expect(r.stderr).toContain("npm install bullmq@6.7.0 ioredis@6.0.0");
+    expect(r.stderr).toContain(INSTALL);
   }
 });

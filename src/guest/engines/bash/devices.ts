@@ -170,8 +170,13 @@ export class DeviceFs extends InMemoryFs implements Devices {
       if (!(await super.exists(path))) await super.writeFile(path, new Uint8Array(0));
   }
 
+  /** Where `bytes` stands among this run's unclaimed windows (-1: it is none of them). */
+  private windowAt(bytes: string): number {
+    return this.windows.findIndex((w) => w.bytes.length === bytes.length && w.bytes === bytes);
+  }
+
   claim(bytes: string): Endless | undefined {
-    const at = this.windows.findIndex((w) => w.bytes.length === bytes.length && w.bytes === bytes);
+    const at = this.windowAt(bytes);
     if (at < 0) return undefined;
     const [window] = this.windows.splice(at, 1);
     return window!.source;
@@ -206,8 +211,7 @@ export class DeviceFs extends InMemoryFs implements Devices {
     run: () => Promise<R>,
   ): Promise<R> {
     if (stdin.length === 0 || STREAM_READERS.has(name)) return run();
-    const window = this.windows.find((w) => w.bytes.length === stdin.length && w.bytes === stdin);
-    const source = window?.source ?? this.cutFrom(stdin);
+    const source = this.windows[this.windowAt(stdin)]?.source ?? this.cutFrom(stdin);
     const result = await run();
     if (!source || result.stdout.length === 0) return result;
     // The next command's stdin is the bytes of this output: text goes on as UTF-8.

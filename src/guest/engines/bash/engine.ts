@@ -223,13 +223,13 @@ async function createInstance(): Promise<Engine> {
         // it went; what just-bash hands back then is output a frame had captured and not yet
         // delivered (a loop's lines for its `> file`, a `$(…)`'s text), which bash would never
         // have printed: only the limit's message on stderr is kept.
-        const stopped = verdict !== undefined || timedOut || abort.signal.aborted;
+        const stopped = verdict !== undefined || abort.signal.aborted;
         if (!stopped) run.output.write("stdout", result.stdout);
         run.output.write("stderr", withoutTuningHint(result.stderr));
         let env = result.env ?? {};
         // The EXIT trap runs when the script ends, however it ended (but not past a limit),
         // in the script's final state; its output follows the script's.
-        if (traps.exit !== null && !verdict && !timedOut && !abort.signal.aborted) {
+        if (traps.exit !== null && !stopped) {
           const handler = traps.exit;
           traps.exit = null;
           // The handler sees the script's exit status in $?, as bash's does.

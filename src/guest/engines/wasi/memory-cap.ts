@@ -9,6 +9,7 @@
 // the module as invalid.
 
 const WASM_PAGE = 64 * 1024;
+const MIB = 1024 * 1024;
 const SECTION_IMPORT = 2;
 const SECTION_MEMORY = 5;
 
@@ -164,8 +165,6 @@ export function capMemory(bytes: Uint8Array, maxBytes: number): Uint8Array {
  */
 export function nearMemoryCap(memory: WebAssembly.Memory | undefined, capBytes: number): boolean {
   if (memory === undefined) return false;
-  const step = Math.max(MIB_STEP, capBytes / 8);
+  const step = Math.max(MIB, capBytes / 8);
   return memory.buffer.byteLength + step > capBytes;
 }
-
-const MIB_STEP = 1024 * 1024;

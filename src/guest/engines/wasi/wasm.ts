@@ -92,7 +92,6 @@ function createInstance(): Engine {
       );
       const imports = { wasi_snapshot_preview1: shim.wasiImport, wasi_unstable: shim.wasiImport };
       let memory: WebAssembly.Memory | undefined;
-      const atCap = (m: WebAssembly.Memory | undefined) => nearMemoryCap(m, capBytes);
       const overCap = (exitCode: number): EngineOutcome => ({
         exitCode,
         value: null,
@@ -104,16 +103,18 @@ function createInstance(): Engine {
         if (!(memory instanceof WebAssembly.Memory))
           return failed(ctx, `${path} does not export its memory`, 126);
         const exitCode = shim.start(instance as never);
-        return exitCode !== 0 && atCap(memory) ? overCap(exitCode) : { exitCode, value: null };
+        return exitCode !== 0 && nearMemoryCap(memory, capBytes)
+          ? overCap(exitCode)
+          : { exitCode, value: null };
       } catch (error) {
         // The worker reports output_limit from the sink; the instance is simply abandoned.
         if (error instanceof OutputStopped) return { exitCode: 1, value: null };
         if (error instanceof WASIProcExit)
-          return error.code !== 0 && atCap(memory)
+          return error.code !== 0 && nearMemoryCap(memory, capBytes)
             ? overCap(error.code)
             : { exitCode: error.code, value: null };
         const message = error instanceof Error ? error.message : String(error);
-        if (atCap(memory)) {
+        if (nearMemoryCap(memory, capBytes)) {
           ctx.output.write("stderr", `wasm: trap after memory.grow was refused: ${message}\n`);
           return stoppedAt("memory_limit");
         }
