@@ -4,6 +4,10 @@ import { Sandbox } from "../helpers/runtime.js";
 
 const CASES: [string, string][] = [
   [
+    "awk printf 50,000 times into a file (each printf measured the whole output so far)",
+    `awk 'BEGIN{for(i=0;i<50000;i++) printf "[%d],", i; print ""}' > w.json; wc -c w.json; tail -c 20 w.json`,
+  ],
+  [
     "case: the same patterns matched again and again",
     "for p in a.txt b.sh c d.TXT e.bash a.txt; do case $p in *.txt) echo txt;; *.sh|*.bash) echo sh;; [cd]*) echo cd;; *) echo other;; esac; done",
   ],

@@ -256,6 +256,53 @@ const JQ: [string, string][] = [
   ["jq -e with no output", "echo '[1,2]' | jq -e '.[] | select(. > 5)'; echo $?"],
   ["jq: .[N] on a number or an object", "echo '1 [2] {} 3' | jq '.[0]'; echo $?"],
   ["jq: adding a string and a number", `jq -n '"a" + 1'; echo $?`],
+  // Values of the wrong type stop jq with an error (status 5); none of them is null.
+  ...[
+    `"a" + 1`,
+    `{} + 1`,
+    `[1] - 1`,
+    `"a" * "b"`,
+    `[1,2] / 2`,
+    `"a" % 1`,
+    `null - 1`,
+    `true + true`,
+    `"abcdefghijklmnopqrstuvwxyz" + 1`,
+    `{"a":[1,2,3],"bbbbbbbb":2} - 1`,
+    `[1,"a"] | add`,
+    `[1,2] | map(. + "a")`,
+    `{"a":"x"} | .a += 1`,
+    `"x" | .[0]`,
+    `[] | .["a"]`,
+    `5 | .[null]`,
+    `true | .["a"]`,
+    `1 as $x | $x[0]`,
+    `5 | .[]`,
+    `null | .[]`,
+    `5 | map(.)`,
+    `5 | .[0:1]`,
+    `true | length`,
+    `null | keys`,
+    `"ab" | keys`,
+    `5 | to_entries`,
+    `{"a":1} | has(0)`,
+    `[1] | has("a")`,
+    `"a" | in([1])`,
+    `1 | test("a")`,
+    `1 | match("a")`,
+  ].map((f): [string, string] => [`jq type error: ${f}`, `jq -nc '${f}'; echo $?`]),
+  // ... and what mixes types on purpose still works.
+  [
+    "jq arithmetic across types that jq allows",
+    `jq -nc '2 * "x", "ab" * 0.5, "x" * 0, {} * {"a":{"b":1}}, 5.5 % 2, -7 % 2, null + 1, [1,2] - [2], "a,b" / ",", ([[1],[2]] | add), ({"a":1,"b":2} | add), (null | add)'; jq -n '"s" | add'; echo $?`,
+  ],
+  [
+    "jq update paths through null and missing keys",
+    `jq -nc '{} | .a.b.c = 1, (null | .a = 1), (null | .[2] = 1), ({} | .a[1] = "x"), ({} | .a += 1), ({"n":"x"} | .tags += ["t"]), ({"a":1} | .b.c //= 3), ({"a":{"b":1}} | .a.b += 1)'`,
+  ],
+  [
+    "jq walk, tostream and map over objects",
+    `jq -nc '([1,[2]] | walk(if type == "number" then . + 1 else . end)), ([1,null,[null,2]] | walk(if . == null then empty else . end)), ({"a":[1,2]} | tostream), ({"a":[]} | [tostream]), (1 | [tostream]), ([{"a":[1,{"b":2}]}] | fromstream(tostream)), ({"a":1,"b":2} | map(. + 1))'`,
+  ],
 ];
 
 const RS = "seq 1 5000 > rs";
@@ -280,18 +327,7 @@ const DESIGN: Record<string, string> = {
     'just-bash\'s awk has no output pipes (`print | "cmd"`); not a sort or printf matter',
 };
 
-/**
- * Known gaps not closed yet, kept out so that the suite guards what matches: just-bash's jq
- * evaluator is more lenient than jq 1.6 in places, where jq stops with an error.
- */
-const PENDING: Record<string, string> = {
-  "jq: .[N] on a number or an object":
-    "just-bash's jq gives null where jq 1.6 errors with `Cannot index number with number`",
-  "jq: adding a string and a number":
-    "just-bash's jq gives null where jq 1.6 errors with `cannot be added`",
-};
-
-const EXCLUDED: Record<string, string> = { ...DESIGN, ...PENDING };
+const EXCLUDED: Record<string, string> = DESIGN;
 
 const bash = bashSandbox();
 
