@@ -70,6 +70,14 @@ const CASES: [string, string][] = [
     `for i in 1 2 3; do rev <<< "ab$i"; seq 2>/dev/null; echo "rc=$?"; basename /x/y$i; done; tac <<< "$(seq 1 3)"; fold -w 2 <<< abcde; expr 2 + 3; expr 1 / 0 2>/dev/null; echo "rc=$?"`,
   ],
   [
+    "echo run as a builtin: its options, xpg_echo, pipes, substitutions and redirections",
+    `echo -n a; echo -e 'b\\tc'; echo -E 'd\\te'; echo -ne 'x\\n'; echo -- -n; shopt -s xpg_echo; echo 'p\\tq'; shopt -u xpg_echo; x=$(echo sub); echo "$x" | tr a-z A-Z; for i in 1 2 3; do echo "l$i"; done > f; cat f; echo gone >&2 2>/dev/null; echo "rc=$?"`,
+  ],
+  [
+    "echo: a function of that name comes first, builtin and command echo do not call it",
+    `echo() { builtin echo "fn:$*"; }; echo hi; command echo cmd; builtin echo plain; x=$(echo in); echo "$x"; unset -f echo; echo back`,
+  ],
+  [
     "a function, its status, and an EXIT trap",
     `f() { printf '%s-' "$@"; echo; return 3; }; trap 'echo bye' EXIT; f a b; echo rc=$?`,
   ],
