@@ -4,7 +4,7 @@
 // complete, and answers on fd 4. The guest's code runs in the same process: these programs are
 // conveniences inside the jail, not a boundary.
 
-import { PYTHON_COMMON } from "../engines/python/runner.py.js";
+import { PYTHON_COMMON } from "../engines/python/sources.js";
 
 /** argv[1]: the address-space limit in bytes (0: none). Requests: JSON lines. */
 export const PYTHON_DRIVER = String.raw`${PYTHON_COMMON}
