@@ -3,7 +3,7 @@
 # the address-space limit in bytes (0: none). Requests: JSON lines on fd 3; answers: JSON lines
 # on fd 4. After each run it writes the request's nonce to stdout and stderr.
 import ast as _ast, asyncio as _asyncio, base64 as _b64, inspect as _inspect, io as _io
-import resource as _resource, zipfile as _zipfile
+import resource as _resource
 
 # This driver itself runs as python3 -c, so its own frames are "<string>": only "<exec>" is the guest's.
 _USER_FILENAMES = ("<exec>",)
@@ -24,17 +24,11 @@ def _run_cell(code):
 
 _SITE = "/tmp/polybox-site"
 
-def _install_wheel(wheel):
-    data = _b64.b64decode(wheel["data"]["$b64"])
-    with _zipfile.ZipFile(_io.BytesIO(data)) as archive:
-        for member in archive.namelist():
-            if member.startswith("/") or ".." in member.split("/"):
-                raise ValueError(f"{wheel['fileName']}: refusing archive member {member!r}")
-        archive.extractall(_SITE)
+def _install_request_wheel(wheel):
+    """Unpacks one of a request's wheels ({"fileName", "data": {"$b64"}}) where imports find it."""
     if _SITE not in _sys.path:
         _sys.path.insert(1, _SITE)
-    import importlib
-    importlib.invalidate_caches()
+    _install_wheel(wheel["fileName"], _b64.b64decode(wheel["data"]["$b64"]), _SITE)
 
 def _serve():
     global _display_sink
@@ -59,7 +53,7 @@ def _serve():
         value, exit_code, status = None, 0, None
         try:
             for wheel in request.get("wheels", []):
-                _install_wheel(wheel)
+                _install_request_wheel(wheel)
             value = _value_text(_run_cell(request["code"]))
         except SystemExit as e:
             exit_code = _system_exit_code(e)
@@ -70,13 +64,7 @@ def _serve():
             _sys.stderr.write(_user_traceback(e))
             exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1
         finally:
-            try:
-                _flush_figures()
-            except Exception as e:
-                print(f"polybox: could not render matplotlib figures: {e}", file=_sys.stderr)
-            _display_sink = None
-            _sys.stdout.flush()
-            _sys.stderr.flush()
+            _end_cell()
         marker = request["nonce"].encode()
         _os.write(1, marker)
         _os.write(2, marker)

@@ -86,3 +86,27 @@ def _system_exit_code(e):
         return e.code
     print(e.code, file=_sys.stderr)
     return 1
+
+def _end_cell():
+    """What ends every cell: matplotlib's open figures shown, the display sink dropped, output flushed."""
+    global _display_sink
+    try:
+        _flush_figures()
+    except Exception as e:
+        print(f"polybox: could not render matplotlib figures: {e}", file=_sys.stderr)
+    _display_sink = None
+    _sys.stdout.flush()
+    _sys.stderr.flush()
+
+def _install_wheel(file_name, data, target):
+    """Unpacks a wheel (its bytes) into the directory target, refusing members that would land
+    outside it, and returns its members' names."""
+    import importlib, io, zipfile
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = archive.namelist()
+        for member in names:
+            if member.startswith("/") or ".." in member.split("/"):
+                raise ValueError(f"{file_name}: refusing archive member {member!r}")
+        archive.extractall(target)
+    importlib.invalidate_caches()
+    return names

@@ -206,7 +206,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
-  const installWheel = py.globals.get("_install_wheel") as (
+  const installWheel = py.globals.get("_polybox_install_wheel") as (
     name: string,
     data: Uint8Array,
     dir: string,

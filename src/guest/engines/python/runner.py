@@ -14,16 +14,12 @@ _main_module.__dict__.update(_user_globals)
 _user_globals = _main_module.__dict__
 _sys.modules["__main__"] = _main_module
 
-def _install_wheel(file_name, data, install_dir):
-    import importlib, io, sysconfig, zipfile
+def _polybox_install_wheel(file_name, data, install_dir):
+    """Unpacks a wheel (a JavaScript Uint8Array) into site-packages, or a package's shared
+    libraries into /usr/lib ("dynlib"); returns the paths of its .so files, for the engine to load."""
+    import sysconfig
     target = sysconfig.get_paths()["purelib"] if install_dir == "site" else "/usr/lib"
-    with zipfile.ZipFile(io.BytesIO(data.to_bytes())) as archive:
-        for member in archive.namelist():
-            if member.startswith("/") or ".." in member.split("/"):
-                raise ValueError(f"{file_name}: refusing archive member {member!r}")
-        archive.extractall(target)
-        names = archive.namelist()
-    importlib.invalidate_caches()
+    names = _install_wheel(file_name, data.to_bytes(), target)
     return [f"{target}/{n}" for n in names if n.endswith(".so")]
 
 def _cancel_background_tasks():
@@ -55,16 +51,10 @@ async def _polybox_run(code, env_json, sink):
         exit_code = 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
         _cancel_background_tasks()
-        try:
-            _flush_figures()
-        except Exception as e:
-            print(f"polybox: could not render matplotlib figures: {e}", file=_sys.stderr)
-        _display_sink = None
+        _end_cell()
         for k, v in saved.items():
             if v is None:
                 _os.environ.pop(k, None)
             else:
                 _os.environ[k] = v
-        _sys.stdout.flush()
-        _sys.stderr.flush()
     return _json.dumps([exit_code, value])
