@@ -15,12 +15,9 @@ import { MACHINE } from "../common/machine.js";
 
 const read = (name: string) => readFileSync(new URL(name, import.meta.url), "utf8");
 
-/** The part any CPython can use (common.py), Pyodide's or the machine's own in native mode. */
-export const PYTHON_COMMON = read("common.py");
-
 /** The Pyodide runner's whole source. */
 export const RUNNER_SOURCE = [
-  PYTHON_COMMON,
+  read("common.py"),
   read("compat.py"),
   read("net.py"),
   read("runner.py"),
