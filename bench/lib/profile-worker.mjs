@@ -48,7 +48,7 @@ function hookInstantiate(shared) {
 async function pythonPhases() {
   const { loadPyodide } = await import("pyodide");
   mark("import pyodide.mjs");
-  const { RUNNER_BOOT, RUNNER_SOURCE } = await import(`${dist}/guest/engines/python/runner.py.js`);
+  const { bootRunner } = await import(`${dist}/guest/engines/python/sources.js`);
   // What loadPyodide would import itself (loadWasmScript): imported here so it is a phase.
   const createModule = (await import(pathToFileURL(`${assets.pyodideDir}pyodide.asm.mjs`).href))
     .default;
@@ -86,8 +86,7 @@ async function pythonPhases() {
   py.FS.chdir("/workspace");
   py.runPython(`import os, random; os.chdir("/workspace"); os.urandom(1); random.seed()`);
   mark("Python-side: workspace, entropy");
-  py.globals.set("_polybox_source", RUNNER_SOURCE);
-  py.runPython(RUNNER_BOOT, { filename: "<polybox>" });
+  bootRunner(py);
   py.globals.get("_polybox_run");
   py.setInterruptBuffer(new Int32Array(new SharedArrayBuffer(4)));
   mark("Python-side: polybox runner set-up");

@@ -9,6 +9,7 @@ import {
   createReadStream,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -54,6 +55,22 @@ export function bootCacheGrants(...files: (string | null | undefined)[]): string
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
+/**
+ * The files the snapshot's builder runs: its script, and the Python engine's sources module with
+ * the .py files it reads (the runner among them), all of them, so that a new one is never left out.
+ */
+function builderFiles(): string[] {
+  const python = path.join(DIST_DIR, "guest", "engines", "python");
+  return [
+    path.join(DIST_DIR, "guest", "engine-host", "make-snapshot.js"),
+    path.join(python, "sources.js"),
+    ...readdirSync(python)
+      .filter((name) => name.endsWith(".py"))
+      .sort()
+      .map((name) => path.join(python, name)),
+  ];
+}
+
 /** The path of a verified snapshot, building it first if needed; null if it cannot be built. */
 export function ensurePythonSnapshot(
   cacheDir: string,
@@ -63,14 +80,7 @@ export function ensurePythonSnapshot(
     pyodide: pyodideVersion(),
     node: process.versions.node.split(".")[0]!,
     // What the builder runs: its script and the runner, whose imports go into the snapshot.
-    builder: sha256(
-      Buffer.concat(
-        [
-          ["guest", "engine-host", "make-snapshot.js"],
-          ["guest", "engines", "python", "runner.py.js"],
-        ].map((parts) => readFileSync(path.join(DIST_DIR, ...parts))),
-      ),
-    ).slice(0, 32),
+    builder: sha256(Buffer.concat(builderFiles().map((file) => readFileSync(file)))).slice(0, 32),
   };
   const file = path.join(
     bootCacheDir(cacheDir),

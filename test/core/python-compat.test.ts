@@ -1,4 +1,4 @@
-// What CPython has and Pyodide's build lacks, put back (src/guest/engines/python/runner.py.ts):
+// What CPython has and Pyodide's build lacks, put back (src/guest/engines/python/compat.py):
 // each program's stdout must equal what the machine's own CPython prints for it, byte for byte.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";

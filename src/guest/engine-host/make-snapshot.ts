@@ -4,7 +4,7 @@
 // interpreter's state right after start, with the modules polybox's runner imports loaded.
 
 import { writeFileSync } from "node:fs";
-import { RUNNER_PRECOMPILE, RUNNER_SOURCE, SNAPSHOT_IMPORTS } from "../engines/python/runner.py.js";
+import { RUNNER_PRECOMPILE, RUNNER_SOURCE, SNAPSHOT_IMPORTS } from "../engines/python/sources.js";
 import { installBindingShim } from "./harden.js";
 
 const [pyodideDir, outFile] = process.argv.slice(2);
@@ -19,9 +19,9 @@ const py = await loadPyodide({
   env: { HOME: "/workspace" },
   _makeSnapshot: true,
 });
-// The runner's imports, done once here rather than in every interpreter (see SNAPSHOT_IMPORTS).
+// The runner's imports, done once here rather than in every interpreter (see snapshot_imports.py).
 py.runPython(SNAPSHOT_IMPORTS, { filename: "<polybox>" });
-// The runner compiled (~110 ms in a fresh interpreter): see RUNNER_PRECOMPILE.
+// The runner compiled (~110 ms in a fresh interpreter): see precompile.py.
 py.globals.set("_polybox_source", RUNNER_SOURCE);
 py.runPython(RUNNER_PRECOMPILE, { filename: "<polybox>" });
 writeFileSync(outFile, py.makeMemorySnapshot());

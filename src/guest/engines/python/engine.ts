@@ -16,8 +16,7 @@ import { GUEST_WORKSPACE as ROOT } from "../../../protocol/paths.js";
 import type { Engine, EngineOutcome, RunContext } from "../common/engine.js";
 import { type GuestEntry, type GuestFs, WorkspaceMirror } from "../common/mirror.js";
 import { type NetCall, netFailure, realmFetch } from "../common/net.js";
-import { RUNNER_BOOT, RUNNER_SOURCE } from "./runner.py.js";
-import { STATE_SOURCE } from "./state.py.js";
+import { bootRunner, STATE_SOURCE } from "./sources.js";
 
 type PyFS = PyodideAPI["FS"];
 
@@ -163,9 +162,8 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   // The snapshot froze the state of `random` (imported before it was taken): every interpreter
   // would draw the same numbers. Reseeded from the entropy source just found.
   py.runPython(`import os, random; os.chdir("${ROOT}"); os.urandom(1); random.seed()`);
-  // The runner, compiled by the snapshot's builder when it was this source (see RUNNER_BOOT).
-  py.globals.set("_polybox_source", RUNNER_SOURCE);
-  py.runPython(RUNNER_BOOT, { filename: "<polybox>" });
+  // The runner, compiled by the snapshot's builder when it was this source (see boot.py).
+  bootRunner(py);
   py.runPython(STATE_SOURCE, { filename: "<polybox>" });
   type Proxy = { toJs(): unknown; destroy(): void };
   const captureGlobals = py.globals.get("_polybox_capture_state") as (max: number) => Proxy;
@@ -208,7 +206,7 @@ export async function createEngine(init: WorkerInit): Promise<Engine> {
   const interruptBuffer = new Int32Array(new SharedArrayBuffer(4));
   py.setInterruptBuffer(interruptBuffer);
   const mirror = new WorkspaceMirror(memfsAdapter(py.FS));
-  const installWheel = py.globals.get("_install_wheel") as (
+  const installWheel = py.globals.get("_polybox_install_wheel") as (
     name: string,
     data: Uint8Array,
     dir: string,

@@ -1,13 +1,13 @@
-// Python side of capturing and restoring a Python interpreter's state, loaded at boot beside the
-// runner (whose `_user_globals` it reads and fills). Pyodide cannot snapshot a live interpreter's
-// memory once JavaScript holds references into it (every booted engine does), so what is faithful
-// is the user's global names: each value that pickles on its own is kept by value; a module is
-// kept by name and imported again; anything else (a function or class defined in the session, an
-// instance of such a class, a generator, an open file, a JavaScript proxy) is listed as not kept,
-// never restored as something it was not. Standard pickle would record a function or class of
-// the session by reference, which a new interpreter could not resolve: those are refused here.
+# Python side of capturing and restoring a Python interpreter's state, loaded at boot beside the
+# runner (whose `_user_globals` it reads and fills). Pyodide cannot snapshot a live interpreter's
+# memory once JavaScript holds references into it (every booted engine does), so what is faithful
+# is the user's global names: each value that pickles on its own is kept by value; a module is
+# kept by name and imported again; anything else (a function or class defined in the session, an
+# instance of such a class, a generator, an open file, a JavaScript proxy) is listed as not kept,
+# never restored as something it was not. Standard pickle would record a function or class of
+# the session by reference, which a new interpreter could not resolve: those are refused here.
+# Run at boot after the runner (engine.ts); engine.ts calls both functions.
 
-export const STATE_SOURCE = `
 def _polybox_capture_state(max_bytes):
     import io, pickle, types
     main = _user_globals.get("__name__", "__main__")
@@ -64,4 +64,3 @@ def _polybox_restore_state(data):
                 raise
             not_kept.append(f"{name[:80]} ({type(e).__name__}: {str(e)[:120]})")
     return not_kept
-`;
