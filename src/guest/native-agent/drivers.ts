@@ -1,7 +1,7 @@
 // The programs the native agent starts, one long-lived process per language and sandbox, inside
 // the sandbox's jail: driver.py (after engines/python/common.py), driver.sh and driver.cjs,
 // beside this module. `npm run lint` checks them and the build copies them next to the compiled
-// module in dist/ (scripts/guest-sources.mjs), which the jail binds in; they are read once, when
+// module in dist/ (wasm/guest-sources.mjs), which the jail binds in; they are read once, when
 // the agent starts. Each reads one request at a time on fd 3, runs it in its own global state,
 // writes a marker (the request's nonce) to stdout and stderr so the agent knows both streams are
 // complete, and answers on fd 4. The guest's code runs in the same process: these programs are

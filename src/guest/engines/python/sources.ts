@@ -1,5 +1,5 @@
 // The Python side of the Python engine: the .py files beside this module, which `npm run lint`
-// compiles and the build copies next to the compiled module in dist/ (scripts/guest-sources.mjs).
+// compiles and the build copies next to the compiled module in dist/ (wasm/guest-sources.mjs).
 // They are read once, when the engine's module loads, before any guest code runs: the engine
 // host and the native agent may both read polybox's dist/ (supervisor/assets.ts).
 //

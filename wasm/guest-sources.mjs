@@ -1,8 +1,8 @@
 // Guest code written in other languages than TypeScript: the Python runner and the native agent's
 // drivers, kept in real .py, .sh and .cjs files under src/guest/ so that tools read them.
-//   node scripts/guest-sources.mjs          copies them into dist/guest/, next to the compiled
+//   node wasm/guest-sources.mjs          copies them into dist/guest/, next to the compiled
 //                                           modules that read them (`npm run build`, after tsc)
-//   node scripts/guest-sources.mjs --check  checks them (`npm run lint`): Python compiled by
+//   node wasm/guest-sources.mjs --check  checks them (`npm run lint`): Python compiled by
 //                                           python3 with warnings as errors, Bash parsed by
 //                                           `bash -n`, JavaScript by `node --check`
 import { spawnSync } from "node:child_process";
