@@ -67,6 +67,32 @@ const PATCHES: [string, string][] = [
     "$(…) and ${…} inside $(( )) run in the current shell",
     "f() { echo $(( $1 + 1 )); }; declare -A c; k=x; c[$k]=$(( ${c[$k]:-0} + 2 )); echo $(( $(f 4) * ${c[x]} ))",
   ],
+  // A compound command whose stderr joins its stdout keeps the order the statements printed in
+  // (it gave all of stdout, then all of stderr).
+  ["a group's 2>&1", "{ echo a >&2; echo b; echo c >&2; } 2>&1"],
+  ["a subshell's 2>&1 into a pipe", "( echo a >&2; echo b ) 2>&1 | cat -n"],
+  ["a loop's 2>&1", "for i in 1 2; do echo o$i; echo e$i >&2; done 2>&1"],
+  [
+    "if and case with 2>&1",
+    "if true; then echo a; echo b >&2; echo c; fi 2>&1; case x in x) echo 1 >&2; echo 2;; esac 2>&1",
+  ],
+  [
+    "> file 2>&1 and &> file",
+    "{ echo a >&2; echo b; } > f 2>&1; { echo c >&2; echo d; } &> g; cat f g",
+  ],
+  ["2>&1 >/dev/null keeps only stderr", "{ echo a >&2; echo b; } 2>&1 >/dev/null"],
+  [
+    "$(…) inside a merged group captures stdout only",
+    '{ x=$(echo inner >&2; echo cap); echo "x=$x"; echo e >&2; } 2>&1',
+  ],
+  [
+    "an inner 2>/dev/null inside a merged group",
+    "{ { echo in1 >&2; echo in2; } 2>/dev/null; echo o; echo e >&2; } 2>&1",
+  ],
+  [
+    "a merged group's stderr into a file beside",
+    '{ echo a >&2; echo b; } 2>err; echo "[$(cat err)]"',
+  ],
 ];
 
 /** Commands and wrappers polybox adds, and the engine's syntax-error handling. */
