@@ -303,6 +303,10 @@ const COMMANDS: [string, string][] = [
     "printf 'one\\ntwo\\n' | sed -e '1i\\header' -e '$a\\  footer' -e '/two/c\\TWO'",
   ],
   ["ls several files", "touch b a c; ls c a b; ls a nosuch 2>/dev/null; echo rc=$?"],
+  [
+    "ls of a missing operand says so in GNU's words",
+    `mkdir d; ls /nope 2>&1; echo rc=$?; ls -l nope/ 2>&1; ls "a b" 2>&1; ls "it's" 2>&1; touch f; ls f nope 2>&1 >/dev/null`,
+  ],
   // GNU puts blank lines only between directory listings, never between files' long lines.
   [
     "ls -l several files",

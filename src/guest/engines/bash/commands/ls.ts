@@ -14,17 +14,16 @@ import { original } from "./shared/context.js";
 export const ls = defineCommand("ls", async (args, ctx) => {
   const flags = args.filter((a) => a.startsWith("-") && a !== "-");
   const names = args.filter((a) => !a.startsWith("-") || a === "-");
-  if (names.length < 2 || !flags.every((f) => /^-[1al]+$/.test(f)))
-    return original(ctx, "ls", args);
+  if (names.length < 2 || !flags.every((f) => /^-[1al]+$/.test(f))) return justBashLs(ctx, args);
   const files: string[] = [];
   let stderr = "";
   for (const name of names) {
     try {
       const st = await ctx.fs.stat(ctx.fs.resolvePath(ctx.cwd, name));
-      if (st.isDirectory) return original(ctx, "ls", args);
+      if (st.isDirectory) return justBashLs(ctx, args);
       files.push(name);
     } catch {
-      stderr += `ls: cannot access '${name}': No such file or directory\n`;
+      stderr += cannotAccess(name);
     }
   }
   files.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -33,9 +32,29 @@ export const ls = defineCommand("ls", async (args, ctx) => {
     stdout = "";
     for (const file of files) {
       const line = await original(ctx, "ls", [...flags, "--", file]);
-      if (line.exitCode !== 0) return original(ctx, "ls", args);
+      if (line.exitCode !== 0) return justBashLs(ctx, args);
       stdout += line.stdout;
     }
   }
   return { stdout, stderr, exitCode: stderr ? 2 : 0 };
 });
+
+/** GNU's words for a missing operand, the name quoted as its error messages quote names. */
+function cannotAccess(name: string): string {
+  const quoted = name.includes("'") ? `"${name}"` : `'${name}'`;
+  return `ls: cannot access ${quoted}: No such file or directory\n`;
+}
+
+/** just-bash's ls, with a missing operand reported in GNU's words (it says `ls: X: No such…`). */
+async function justBashLs(ctx: Parameters<typeof original>[0], args: string[]) {
+  const r = await original(ctx, "ls", args);
+  if (!r.stderr.includes(": No such file or directory")) return r;
+  const stderr = r.stderr
+    .split("\n")
+    .map((line) => {
+      const m = /^ls: (.*): No such file or directory$/.exec(line);
+      return m ? cannotAccess(m[1] ?? "").slice(0, -1) : line;
+    })
+    .join("\n");
+  return { ...r, stderr };
+}
