@@ -1420,6 +1420,8 @@ export const PRELUDE_SOURCE = String.raw`
       if (c === "\x60") { i++; skipTemplate(); push("str"); continue; }
       if (isIdStart(c)) {
         const start = i;
+        // A private name's "#" starts it; the loop below would not step past it.
+        if (c === "#") i++;
         while (i < n && isIdPart(source[i])) i++;
         const word = source.slice(start, i);
         const dotted = last() === ".";
