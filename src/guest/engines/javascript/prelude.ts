@@ -1205,6 +1205,7 @@ export const PRELUDE_SOURCE = String.raw`
   };
   // The callee V8 names in "x is not a function": the text before the call's "(", with the
   // arguments of an earlier call shown as "(...)".
+  let calleeIsNew = false;
   const calleeAt = (frames) => {
     const at = sourceAt(frames);
     if (at < 1 || mainSource[at] !== "(") return null;
@@ -1224,17 +1225,46 @@ export const PRELUDE_SOURCE = String.raw`
       i = j;
     }
     text = text.replace(/^[.?]+/, "");
+    calleeIsNew = /(?:^|[^\w$.])new\s+$/.test(mainSource.slice(Math.max(0, i - 10), i));
     return text && !/^\d/.test(text) ? text : null;
   };
   const frameName = (frames) => { const m = /^ {4}at (\S+) /.exec(frames); return m ? m[1] : "anonymous"; };
+  // The expression V8 names in "x is not iterable": QuickJS points at it in a for...of and a
+  // spread; a name or a chain of property names only.
+  const iteratedAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$#][\w$]*)*/.exec(mainSource.slice(at, at + 200));
+    return m && (!/[\w$.]/.test(mainSource[at - 1] || "") || mainSource.slice(at - 3, at) === "...") && !/^\s*[(\[\x60]/.test(mainSource.slice(at + m[0].length, at + m[0].length + 20)) ? m[0] : null;
+  };
+  // The key V8 names in "Cannot read properties of null (reading 'k')" when QuickJS names none:
+  // known where the program wrote it, a number or a quoted string in brackets.
+  const keyAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\[\s*(?:(\d+)|"([^"\\]*)"|'([^'\\]*)')\s*\]/.exec(mainSource.slice(at, at + 200));
+    return m ? m[1] ?? m[2] ?? m[3] : null;
+  };
+  const isNativeFrame = (frames) => /^ {4}at \S+ \(native\)/.test(frames);
+  // QuickJS says "'a' is read-only" of a constant and of a read-only property alike: the text
+  // where it points tells which.
+  const isPropertyAt = (frames) => {
+    const at = sourceAt(frames);
+    return at > 0 && /[.\]]\s*$/.test(mainSource.slice(Math.max(0, at - 20), at + 1).replace(/[\w$]+$/, ""));
+  };
   const MESSAGES = [
     [/^'([^']*)' is not defined$/, (m) => m[1] + " is not defined"],
     [/^cannot read property 'Symbol\.iterator' of (undefined|null)$/, (m) => m[1] + " is not iterable"],
     [/^cannot read property '([^']*)' of (undefined|null)$/, (m) => "Cannot read properties of " + m[2] + " (reading '" + m[1] + "')"],
+    [/^cannot read property of (undefined|null)$/, (m, frames) => { const key = keyAt(frames); return key === null ? null : "Cannot read properties of " + m[1] + " (reading '" + key + "')"; }],
     [/^cannot set property '([^']*)' of (undefined|null)$/, (m) => "Cannot set properties of " + m[2] + " (setting '" + m[1] + "')"],
+    [/^this is not initialized$/, () => "Must call super constructor in derived class before accessing 'this' or returning from derived constructor"],
     [/^([\w$]+) is not initialized$/, (m) => "Cannot access '" + m[1] + "' before initialization"],
-    [/^'[^']*' is read-only$/, () => "Assignment to constant variable."],
-    [/^not a function$/, (m, frames) => { const callee = calleeAt(frames); return callee ? callee + " is not a function" : null; }],
+    [/^'([^']*)' is read-only$/, (m, frames) => (isPropertyAt(frames) ? "Cannot assign to read only property '" + m[1] + "' of object '#<Object>'" : "Assignment to constant variable.")],
+    [/^not a function$/, (m, frames) => { const callee = calleeAt(frames); return callee ? callee + (calleeIsNew ? " is not a constructor" : " is not a function") : null; }],
+    [/^value is not iterable$/, (m, frames) => { const name = iteratedAt(frames); return name === null ? null : name + " is not iterable"; }],
+    [/^cannot convert to object$/, (m, frames) => (isNativeFrame(frames) ? "Cannot convert undefined or null to object" : null)],
+    [/^cannot convert symbol to number$/, () => "Cannot convert a Symbol value to a number"],
     [/^class constructors must be invoked with 'new'$/, (m, frames) => "Class constructor " + frameName(frames) + " cannot be invoked without 'new'"],
     [/^invalid array length$/, () => "Invalid array length"],
     [/^invalid number of digits$/, () => "toFixed() digits argument must be between 0 and 100"],
@@ -1296,6 +1326,8 @@ export const PRELUDE_SOURCE = String.raw`
   const fixError = (e) => {
     if (e === null || typeof e !== "object" || fixed.has(e) || !(e instanceof OriginalError)) return e;
     fixed.add(e);
+    // Promise.any's error, which QuickJS leaves without a message.
+    if (!made.has(e) && e.message === "" && e instanceof AggregateError) Object.defineProperty(e, "message", hidden("All promises were rejected"));
     const frames = framesOf(e);
     if (frames === null) return e;
     if (!made.has(e) && typeof e.message === "string") {
@@ -1356,6 +1388,15 @@ export const PRELUDE_SOURCE = String.raw`
       default:
         if (!message.startsWith("unexpected token")) return null;
         if (text === "undefined") return '"undefined" is not valid JSON';
+        // V8 reads a literal (true, false, null) as far as it matches, and names what follows.
+        for (const word of ["true", "false", "null"]) {
+          if (text[at] !== word[0]) continue;
+          let k = 1;
+          while (k < word.length && text[at + k] === word[k]) k++;
+          if (k < word.length) at += k;
+          break;
+        }
+        if (at >= text.length) return "Unexpected end of JSON input";
         return "Unexpected token '" + text[at] + "', " + jsonContext(text, at) + " is not valid JSON";
     }
   };
