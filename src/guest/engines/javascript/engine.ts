@@ -45,13 +45,16 @@ import { loadTypeStripper } from "./typescript.js";
  * collects the intrinsics it uses at load, `Atomics` among them, which QuickJS lacks: a stand-in
  * lives exactly as long as that takes. It also checks values against `URL`, which QuickJS lacks
  * too: a private class of that name, which no value is an instance of, answers it. A promise's
- * state, which Node's inspect reads from V8, it reads from QuickJS through the host.
+ * state, which Node's inspect reads from V8, it reads from QuickJS through the host; a proxy's
+ * target and an iterator's entries, from the prelude through `hooks`.
  */
 const INSPECT_SOURCE = `(function (URL, promiseState) {
   const stub = typeof Atomics === "undefined";
   if (stub) globalThis.Atomics = {};
+  const hooks = { proxy: () => undefined, preview: (value, isIterator) => (isIterator ? [[], false] : []) };
   try {
 ${asNode20(readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8"))}
+    Object.defineProperty(globalThis.util, "__hooks", { value: hooks, configurable: true });
   } finally {
     if (stub) delete globalThis.Atomics;
   }
@@ -72,6 +75,12 @@ function asNode20(source: string): string {
     ['`${t.stylize(`[${r}]`,"string")}: ${i}`', '`${an(e)?t.stylize(`[${r}]`,"string"):r}: ${i}`'],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
     ['s=t.stylize(e,"symbol")}', 's=`[${t.stylize(e,"symbol")}]`}'],
+    // A proxy prints as its target, and a Map's or Set's iterator lists what it has left: the
+    // prelude answers what the package would ask V8 (its `hooks`, above).
+    ["getProxyDetails:y.getProxyDetails", "getProxyDetails:(t,e)=>hooks.proxy(t,e)"],
+    ["previewEntries:t=>[[],!1]", "previewEntries:(t,e)=>hooks.preview(t,e)"],
+    // Node 20 prints a proxy as its target alone; later releases wrap it in "Proxy(...)".
+    ["if(0!==s)for(let e=0;e<s;e++)u=", "if(0!==s&&!1)for(let e=0;e<s;e++)u="],
     // Settled promises print their value, as `Promise { 5 }` (the package has no engine to ask).
     [
       "getPromiseDetails:()=>[g,void 0]",

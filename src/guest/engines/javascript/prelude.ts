@@ -34,6 +34,10 @@ export const PRELUDE_SOURCE = String.raw`
   // prelude), so console output and values look as they do under Node.
   const nodeUtil = globalThis.util;
   delete globalThis.util;
+  // What Node's inspect asks V8 and the bundle cannot (engine.ts): a proxy's target, and the
+  // entries a Map or Set iterator has left. The prelude answers both (below).
+  const inspectHooks = nodeUtil.__hooks;
+  delete nodeUtil.__hooks;
   const inspect = (value) => nodeUtil.inspect(value);
   // QuickJS's \`stack\` holds only the frames; Node's starts with "Name: message", and so does
   // the way errors print here.
@@ -855,7 +859,12 @@ export const PRELUDE_SOURCE = String.raw`
     if (!(name in bundles)) bundles[name] = evalGlobal(host.polyfill(name));
     return bundles[name];
   };
-  const hidden = (value) => ({ value, writable: true, configurable: true, enumerable: false });
+  // A function the prelude puts in a built-in's place reads as native code, as the built-in did.
+  const builtins = new WeakSet();
+  const hidden = (value) => {
+    if (typeof value === "function") builtins.add(value);
+    return { value, writable: true, configurable: true, enumerable: false };
+  };
   const lazyGlobals = (names, load) => {
     for (const name of names) {
       Object.defineProperty(globalThis, name, {
@@ -871,6 +880,24 @@ export const PRELUDE_SOURCE = String.raw`
     if ("web" in bundles) return;
     for (const name of WEB) delete globalThis[name];
     loadBundle("web");
+    // URL and URLSearchParams print as Node prints them (lib/internal/url.js).
+    Object.defineProperty(URLSearchParams.prototype, nodeUtil.inspect.custom, hidden(function (depth, options) {
+      if (typeof depth === "number" && depth < 0) return "[Object]";
+      const inner = { ...options, depth: depth === null ? null : depth - 1 };
+      const output = [];
+      this.forEach((value, key) => output.push(nodeUtil.inspect(key, inner) + " => " + nodeUtil.inspect(value, inner)));
+      const length = output.reduce((n, item) => n + item.length + 2, -2);
+      const name = this.constructor.name;
+      if (length > options.breakLength) return name + " {\n  " + output.join(",\n  ") + " }";
+      return output.length ? name + " { " + output.join(", ") + " }" : name + " {}";
+    }));
+    Object.defineProperty(URL.prototype, nodeUtil.inspect.custom, hidden(function (depth, options) {
+      if (typeof depth === "number" && depth < 0) return "[URL]";
+      const constructor = this.constructor;
+      const obj = { __proto__: { constructor } };
+      for (const key of ["href", "origin", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "searchParams", "hash"]) obj[key] = this[key];
+      return constructor.name + " " + nodeUtil.inspect(obj, options);
+    }));
   };
   lazyGlobals(WEB, loadWeb);
   const Collator = () => loadBundle("collator");
@@ -952,6 +979,13 @@ export const PRELUDE_SOURCE = String.raw`
   };
   for (const name of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) onFirstUse(Date.prototype, name, loadIntl);
   onFirstUse(Number.prototype, "toLocaleString", loadIntl);
+  // QuickJS's BigInt.prototype.toLocaleString groups no digits: Intl's NumberFormat does.
+  Object.defineProperty(BigInt.prototype, "toLocaleString", hidden({
+    toLocaleString(locales, options) {
+      const value = BigInt.prototype.valueOf.call(this);
+      return new Intl.NumberFormat(locales, options).format(value);
+    },
+  }.toLocaleString));
   Object.defineProperty(String.prototype, "localeCompare", hidden({
     localeCompare(that, locales, options) {
       if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
@@ -1419,6 +1453,78 @@ export const PRELUDE_SOURCE = String.raw`
       }
     },
   }.parse));
+
+
+  // Function.prototype.toString: V8 writes a native function's body on one line, "{ [native code] }".
+  const functionToString = Function.prototype.toString;
+  Object.defineProperty(Function.prototype, "toString", hidden({
+    toString() {
+      if (builtins.has(this)) return "function " + String(this.name) + "() { [native code] }";
+      const text = functionToString.call(this);
+      if (!text.endsWith("\n    [native code]\n}")) return text;
+      // A bound function's name is "bound f"; V8's text names none.
+      return text.startsWith("function bound ") ? "function () { [native code] }" : text.slice(0, -20) + " [native code] }";
+    },
+  }.toString));
+
+  // Node's inspect shows a proxy as its target (V8 tells it which that is): the proxies a
+  // program makes are noted here, with their handlers, for inspect alone.
+  const NativeProxy = Proxy;
+  const proxyDetails = new WeakMap();
+  const revocable = function revocable(target, handler) {
+    const r = NativeProxy.revocable(target, handler);
+    proxyDetails.set(r.proxy, [target, handler]);
+    const revoke = r.revoke;
+    r.revoke = function () { proxyDetails.set(r.proxy, [null, null]); revoke(); };
+    return r;
+  };
+  builtins.add(revocable);
+  const TrackedProxy = new NativeProxy(NativeProxy, {
+    construct(target, args, newTarget) {
+      const p = Reflect.construct(target, args, newTarget === TrackedProxy ? target : newTarget);
+      proxyDetails.set(p, [args[0], args[1]]);
+      return p;
+    },
+    get(target, key, receiver) { return key === "revocable" ? revocable : Reflect.get(target, key, receiver); },
+  });
+  Object.defineProperty(globalThis, "Proxy", hidden(TrackedProxy));
+  inspectHooks.proxy = (value, full) => {
+    const d = proxyDetails.get(value);
+    if (d === undefined) return undefined;
+    if (d[0] === null) return null;
+    return full ? d : d[0];
+  };
+
+  // What a Map's or Set's iterator has left, as Node's inspect lists it ("[Map Iterator] { 'a' }"):
+  // an iterator that keys(), values() or entries() makes is noted with its source, and counts
+  // its steps through a prototype of its own. One that for...of makes (Symbol.iterator) is not,
+  // and steps at the engine's full speed.
+  const iterations = new WeakMap();
+  for (const [Kind, names] of [[Map, ["keys", "values", "entries"]], [Set, ["values", "entries"]]]) {
+    const proto = Kind.prototype;
+    const iteratorProto = Object.getPrototypeOf(new Kind()[Symbol.iterator]());
+    const next = iteratorProto.next;
+    const counted = Object.create(iteratorProto, { next: hidden({ next() { const r = next.call(this); const it = iterations.get(this); if (it !== undefined) it.at++; return r; } }.next) });
+    const made = {};
+    for (const name of names) {
+      const original = proto[name];
+      made[name] = { [name]() { const it = original.call(this); iterations.set(it, { source: this, kind: name, at: 0 }); Object.setPrototypeOf(it, counted); return it; } }[name];
+      Object.defineProperty(proto, name, hidden(made[name]));
+    }
+    if (Kind === Set) Object.defineProperty(proto, "keys", hidden(made.values));
+  }
+  inspectHooks.preview = (value, isIterator) => {
+    const it = iterations.get(value);
+    if (it === undefined) return isIterator ? [[], false] : [];
+    const rest = [];
+    let i = 0;
+    it.source.forEach((v, k) => {
+      if (i++ < it.at) return;
+      if (it.kind === "entries") rest.push(k, v);
+      else rest.push(it.kind === "keys" ? k : v);
+    });
+    return isIterator ? [rest, it.kind === "entries"] : rest;
+  };
 
   // The program's source as Node would run it, changed only where a token calls for it: each
   // catch clause first hands its error to fixError (above), a top-level \`this\` is what Node
