@@ -171,14 +171,36 @@ export const PRELUDE_SOURCE = String.raw`
     },
   };
 
+  // A failed file operation throws as Node's does: "CODE: description, syscall 'path'", with
+  // errno, code, syscall and path as the error's own properties, in that order.
+  const ERRNO = { ENOENT: -2, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EINVAL: -22, ENOSPC: -28, ENOTEMPTY: -39 };
+  const SYSCALLS = { readText: "open", writeText: "open", readBytes: "open", writeBytes: "open", readdir: "scandir", mkdir: "mkdir", rm: "rm", unlink: "unlink", stat: "stat", rename: "rename" };
+  const systemError = (message, op, path) => {
+    const m = /^(E[A-Z]+): ([^,']*), '/.exec(message);
+    if (!m) return Object.assign(new Error(message), /^E[A-Z]+:/.test(message) ? { code: message.slice(0, message.indexOf(":")) } : {});
+    const syscall = SYSCALLS[op] || op;
+    const e = new Error(m[1] + ": " + m[2] + ", " + syscall + " '" + message.slice(m[0].length));
+    if (m[1] in ERRNO) e.errno = ERRNO[m[1]];
+    e.code = m[1];
+    e.syscall = syscall;
+    if (typeof path === "string") e.path = path;
+    return e;
+  };
   const call = (op, ...args) => {
     const reply = JSON.parse(host.fs(op, JSON.stringify(args)));
     if (reply.error) {
-      const e = new Error(reply.error.message);
-      e.code = reply.error.code;
+      const e = systemError(reply.error.message, op, args[0]);
+      if (e.code === undefined) e.code = reply.error.code;
       throw e;
     }
     return reply.ok;
+  };
+  const hostCall = (op, fn, path, ...rest) => {
+    try {
+      return fn(path, ...rest);
+    } catch (e) {
+      throw e instanceof OriginalError && typeof e.message === "string" ? systemError(e.message, op, path) : e;
+    }
   };
   const encodingOf = (options) => (typeof options === "string" ? options : options && options.encoding);
   const toBytes = (data) => {
@@ -199,10 +221,10 @@ export const PRELUDE_SOURCE = String.raw`
         return enc ? text : BufferOf().from(host.encode(text));
       }
       if (enc) return call("readText", path);
-      return BufferOf().from(host.readBytes(path));
+      return BufferOf().from(hostCall("readBytes", host.readBytes, path));
     },
-    writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : host.writeBytes(path, d, false); },
-    appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : host.writeBytes(path, d, true); },
+    writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : hostCall("writeBytes", host.writeBytes, path, d, false); },
+    appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : hostCall("writeBytes", host.writeBytes, path, d, true); },
     existsSync: (path) => call("exists", path),
     readdirSync: (path, options) => {
       const names = call("readdir", path);
@@ -224,7 +246,7 @@ export const PRELUDE_SOURCE = String.raw`
     promises[name.slice(0, -4)] = (...args) => new Promise((resolve) => resolve(fn(...args)));
   }
   const fs = { ...sync, promises, constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 } };
-  promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(Object.assign(new Error("ENOENT: no such file or directory, access '" + path + "'"), { code: "ENOENT" }))));
+  promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(systemError("ENOENT: no such file or directory, '" + path + "'", "access", path))));
 
   // Node's built-in modules whose ports live in the "node" polyfill bundle (Buffer, events, path,
   // querystring, string_decoder, hashes), evaluated the first time a program reaches for one.
@@ -571,7 +593,8 @@ export const PRELUDE_SOURCE = String.raw`
     const key = String(name).replace(/^node:/, "");
     if (Object.prototype.hasOwnProperty.call(loaded, key)) return loaded[key];
     if (Object.prototype.hasOwnProperty.call(modules, key)) return (loaded[key] = modules[key]());
-    const e = new Error("Cannot find module '" + name + "': the sandbox provides only " + PROVIDED);
+    // Node's message first ("Cannot find module 'x'" and the require stack), then what there is.
+    const e = new Error("Cannot find module '" + name + "'\nRequire stack:\n- /workspace/main.js\n(the sandbox provides only " + PROVIDED + ")");
     e.code = "MODULE_NOT_FOUND";
     throw e;
   };
@@ -585,7 +608,23 @@ export const PRELUDE_SOURCE = String.raw`
 
   // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
   const exitSignal = {};
-  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : typeof process.exitCode === "number" ? process.exitCode : 0) });
+  // The 'exit' event, once, as Node emits it: from process.exit, or when nothing is left to run
+  // (the engine reads \`pending\` then); a listener may still change process.exitCode.
+  let exitEmitted = false;
+  const emitExit = (code) => {
+    if (exitEmitted) return code;
+    exitEmitted = true;
+    process.exitCode = code;
+    try {
+      process.emit("exit", code);
+    } catch (e) {
+      if (e === exitSignal) return exitSignal.code;
+      write("stderr", "Uncaught " + inspect(e) + "\n");
+      return 7;
+    }
+    return typeof process.exitCode === "number" ? process.exitCode : code;
+  };
+  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : emitExit(typeof process.exitCode === "number" ? process.exitCode : 0)) });
   const listeners = new Map();
   const startedAt = Date.now();
   const process = {
@@ -596,7 +635,8 @@ export const PRELUDE_SOURCE = String.raw`
     cwd: () => "/workspace",
     exitCode: undefined,
     exit: (code) => {
-      exitSignal.code = code === undefined ? process.exitCode ?? 0 : code;
+      if (exitSignal.exited) throw exitSignal;
+      exitSignal.code = emitExit(code === undefined ? process.exitCode ?? 0 : code);
       // Called inside a callback or an async function the throw ends only that; the run ends
       // once nothing is left to run, and nothing is: no timer fires after this.
       exitSignal.exited = true;
@@ -622,7 +662,7 @@ export const PRELUDE_SOURCE = String.raw`
     cpuUsage: () => ({ user: Math.round(performance.now() * 1000), system: 0 }),
     umask: () => 0o22, getuid: () => 1000, getgid: () => 1000,
     emitWarning: (warning, type) => emit("stderr", "(node:" + process.pid + ") " + (warning instanceof Error ? warning.name + ": " + warning.message : (typeof type === "string" ? type : "Warning") + ": " + warning) + "\n"),
-    // Listeners are kept, but the sandbox emits no process events.
+    // Listeners are kept; of process events the sandbox emits only 'exit'.
     on: (event, fn) => { if (!listeners.has(event)) listeners.set(event, []); listeners.get(event).push(fn); return process; },
     off: (event, fn) => { const l = listeners.get(event) || []; const i = l.indexOf(fn); if (i >= 0) l.splice(i, 1); return process; },
     listeners: (event) => (listeners.get(event) || []).slice(),
@@ -1651,7 +1691,7 @@ export const PRELUDE_SOURCE = String.raw`
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     runTicks() { let ran = 0; while (ticks.length > 0) { ran++; ticks.shift()(); } return ran; },
     prepare,
-    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; ticks.length = 0; },
+    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; exitEmitted = false; ticks.length = 0; },
     exitSignal,
     inspect,
   };
@@ -1660,19 +1700,41 @@ export const PRELUDE_SOURCE = String.raw`
 
 /** Rewrites static imports of the built-in modules into `require` calls, so that code using
  * `import fs from "node:fs"` can still run as a script (which keeps the last expression's value
- * and global state between runs). Other imports are left alone and fail with a clear error. */
+ * and global state between runs). Other imports are left alone and fail with a clear error.
+ * An `export` at the start of a line goes (the program is the main module: nothing imports
+ * it), and `import.meta` is the main module's. Either makes the program an ES module, as in Node. */
 export function rewriteImports(code: string): string {
-  return code.replace(
-    /^[ \t]*import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["'];?/gm,
-    (_m, first: string | undefined, binding: string, mod: string) => {
-      const req = `require(${JSON.stringify(mod)})`;
-      const bind = (b: string) =>
-        b.startsWith("*")
-          ? `var ${b.replace(/^\*\s+as\s+/, "")} = ${req};`
-          : b.startsWith("{")
-            ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
-            : `var ${b} = ${req};`;
-      return (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim());
-    },
-  );
+  return code
+    .replace(
+      /(^|;)([ \t]*)import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["']/gm,
+      (
+        _m,
+        before: string,
+        space: string,
+        first: string | undefined,
+        binding: string,
+        mod: string,
+      ) => {
+        const req = `require(${JSON.stringify(mod)})`;
+        const bind = (b: string) =>
+          b.startsWith("*")
+            ? `var ${b.replace(/^\*\s+as\s+/, "")} = ${req};`
+            : b.startsWith("{")
+              ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
+              : `var ${b} = ${req};`;
+        return (
+          before + space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim())
+        );
+      },
+    )
+    .replace(/(^|;)([ \t]*)export\s+\{[^}]*\}[ \t]*;?/gm, "$1$2")
+    .replace(
+      /(^|;)([ \t]*)export\s+(?:default\s+)?(?=(?:async\s+)?function\b|class\b|const\b|let\b|var\b)/gm,
+      "$1$2",
+    )
+    .replace(/(^|;)([ \t]*)export\s+default\s+/gm, "$1$2void ")
+    .replace(
+      /\bimport\.meta\b/g,
+      '({ url: "file:///workspace/main.js", filename: "/workspace/main.js", dirname: "/workspace" })',
+    );
 }
