@@ -1319,6 +1319,20 @@ export const PRELUDE_SOURCE = String.raw`
     const m = /^\[\s*(?:(\d+)|"([^"\\]*)"|'([^'\\]*)')\s*\]/.exec(mainSource.slice(at, at + 200));
     return m ? m[1] ?? m[2] ?? m[3] : null;
   };
+  // The property an assignment or a delete names where QuickJS points: ".name", or a literal key.
+  const propertyAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\s*\.\s*([A-Za-z_$][\w$]*)/.exec(mainSource.slice(at, at + 200));
+    return m ? m[1] : keyAt(frames);
+  };
+  // A call's one argument, where the program wrote it as a number.
+  const numberArgAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\(\s*(-?(?:\d+(?:\.\d+)?|Infinity))\s*\)/.exec(mainSource.slice(at, at + 50));
+    return m ? String(Number(m[1])) : null;
+  };
   const isNativeFrame = (frames) => /^ {4}at \S+ \(native\)/.test(frames);
   // QuickJS says "'a' is read-only" of a constant and of a read-only property alike: the text
   // where it points tells which.
@@ -1339,6 +1353,10 @@ export const PRELUDE_SOURCE = String.raw`
     [/^value is not iterable$/, (m, frames) => { const name = iteratedAt(frames); return name === null ? null : name + " is not iterable"; }],
     [/^cannot convert to object$/, (m, frames) => (isNativeFrame(frames) ? "Cannot convert undefined or null to object" : null)],
     [/^cannot convert symbol to number$/, () => "Cannot convert a Symbol value to a number"],
+    [/^object is not extensible$/, (m, frames) => { const name = isNativeFrame(frames) ? null : propertyAt(frames); return name === null ? null : "Cannot add property " + name + ", object is not extensible"; }],
+    [/^could not delete property$/, (m, frames) => { const name = propertyAt(frames); return name === null ? null : "Cannot delete property '" + name + "' of #<Object>"; }],
+    [/^radix must be between 2 and 36$/, () => "toString() radix argument must be between 2 and 36"],
+    [/^invalid repeat count$/, (m, frames) => { const count = numberArgAt(frames); return count === null ? null : "Invalid count value: " + count; }],
     [/^class constructors must be invoked with 'new'$/, (m, frames) => "Class constructor " + frameName(frames) + " cannot be invoked without 'new'"],
     [/^invalid array length$/, () => "Invalid array length"],
     [/^invalid number of digits$/, () => "toFixed() digits argument must be between 0 and 100"],
