@@ -572,9 +572,14 @@ export async function createEngine(
         const text = ctx.typeof(value) === "undefined" ? null : describe(value);
         value.dispose();
         // process.exitCode, as Node exits with it once nothing is left to run.
-        const pending = ctx.getProp(exitSignal, "pending");
-        const exitCode = ctx.typeof(pending) === "number" ? ctx.getNumber(pending) : 0;
-        pending.dispose();
+        const finish = ctx.getProp(exitSignal, "finish");
+        const finished = ctx.callFunction(finish, exitSignal);
+        finish.dispose();
+        // An 'exit' listener that throws (or runs out of time) ends the run as any error does.
+        if (finished.error) return failure(finished.error, run);
+        const exitCode =
+          ctx.typeof(finished.value) === "number" ? ctx.getNumber(finished.value) : 0;
+        finished.value.dispose();
         return { exitCode, value: text };
       }
       if (state.type === "fulfilled") state.value.dispose();

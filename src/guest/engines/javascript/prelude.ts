@@ -606,10 +606,11 @@ export const PRELUDE_SOURCE = String.raw`
   require.main = module;
   module.require = require;
 
-  // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
+  // Thrown by process.exit; its \`finish\` gives the exit code a run that ends by itself ends with.
   const exitSignal = {};
   // The 'exit' event, once, as Node emits it: from process.exit, or when nothing is left to run
-  // (the engine reads \`pending\` then); a listener may still change process.exitCode.
+  // (the engine calls \`finish\` then); a listener may still change process.exitCode, and one
+  // that throws ends the run as an uncaught error does.
   let exitEmitted = false;
   const emitExit = (code) => {
     if (exitEmitted) return code;
@@ -619,12 +620,11 @@ export const PRELUDE_SOURCE = String.raw`
       process.emit("exit", code);
     } catch (e) {
       if (e === exitSignal) return exitSignal.code;
-      write("stderr", "Uncaught " + inspect(e) + "\n");
-      return 7;
+      throw e;
     }
     return typeof process.exitCode === "number" ? process.exitCode : code;
   };
-  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : emitExit(typeof process.exitCode === "number" ? process.exitCode : 0)) });
+  Object.defineProperty(exitSignal, "finish", { value: () => (exitSignal.exited ? exitSignal.code : emitExit(typeof process.exitCode === "number" ? process.exitCode : 0)) });
   const listeners = new Map();
   const startedAt = Date.now();
   const process = {
