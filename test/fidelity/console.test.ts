@@ -278,14 +278,7 @@ const MORE: [string, string][] = [
 ];
 
 /** Programs that cannot print as under Node by design, and why. */
-const EXCLUDED: Record<string, string> = {
-  "WeakMap WeakSet and Promise states":
-    "inspection cannot read a promise's state from inside QuickJS (Node reads it through V8's internals): every promise prints as <pending>",
-  "generators and async functions objects":
-    "inspection cannot read a promise's state from inside QuickJS (Node reads it through V8's internals): every promise prints as <pending>",
-  "arguments object and iterators":
-    "inspection cannot read a Map or Set iterator's entries from inside QuickJS (Node previews them through V8's internals)",
-};
+const EXCLUDED: Record<string, string> = {};
 
 let runtime: Runtime;
 beforeAll(async () => {

@@ -45,13 +45,16 @@ import { loadTypeStripper } from "./typescript.js";
  * collects the intrinsics it uses at load, `Atomics` among them, which QuickJS lacks: a stand-in
  * lives exactly as long as that takes. It also checks values against `URL`, which QuickJS lacks
  * too: a private class of that name, which no value is an instance of, answers it. A promise's
- * state, which Node's inspect reads from V8, it reads from QuickJS through the host.
+ * state, which Node's inspect reads from V8, it reads from QuickJS through the host; a proxy's
+ * target and an iterator's entries, from the prelude through `hooks`.
  */
 const INSPECT_SOURCE = `(function (URL, promiseState) {
   const stub = typeof Atomics === "undefined";
   if (stub) globalThis.Atomics = {};
+  const hooks = { proxy: () => undefined, preview: (value, isIterator) => (isIterator ? [[], false] : []) };
   try {
 ${asNode20(readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8"))}
+    Object.defineProperty(globalThis.util, "__hooks", { value: hooks, configurable: true });
   } finally {
     if (stub) delete globalThis.Atomics;
   }
@@ -72,6 +75,12 @@ function asNode20(source: string): string {
     ['`${t.stylize(`[${r}]`,"string")}: ${i}`', '`${an(e)?t.stylize(`[${r}]`,"string"):r}: ${i}`'],
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
     ['s=t.stylize(e,"symbol")}', 's=`[${t.stylize(e,"symbol")}]`}'],
+    // A proxy prints as its target, and a Map's or Set's iterator lists what it has left: the
+    // prelude answers what the package would ask V8 (its `hooks`, above).
+    ["getProxyDetails:y.getProxyDetails", "getProxyDetails:(t,e)=>hooks.proxy(t,e)"],
+    ["previewEntries:t=>[[],!1]", "previewEntries:(t,e)=>hooks.preview(t,e)"],
+    // Node 20 prints a proxy as its target alone; later releases wrap it in "Proxy(...)".
+    ["if(0!==s)for(let e=0;e<s;e++)u=", "if(0!==s&&!1)for(let e=0;e<s;e++)u="],
     // Settled promises print their value, as `Promise { 5 }` (the package has no engine to ask).
     [
       "getPromiseDetails:()=>[g,void 0]",
@@ -563,9 +572,14 @@ export async function createEngine(
         const text = ctx.typeof(value) === "undefined" ? null : describe(value);
         value.dispose();
         // process.exitCode, as Node exits with it once nothing is left to run.
-        const pending = ctx.getProp(exitSignal, "pending");
-        const exitCode = ctx.typeof(pending) === "number" ? ctx.getNumber(pending) : 0;
-        pending.dispose();
+        const finish = ctx.getProp(exitSignal, "finish");
+        const finished = ctx.callFunction(finish, exitSignal);
+        finish.dispose();
+        // An 'exit' listener that throws (or runs out of time) ends the run as any error does.
+        if (finished.error) return failure(finished.error, run);
+        const exitCode =
+          ctx.typeof(finished.value) === "number" ? ctx.getNumber(finished.value) : 0;
+        finished.value.dispose();
         return { exitCode, value: text };
       }
       if (state.type === "fulfilled") state.value.dispose();

@@ -34,6 +34,10 @@ export const PRELUDE_SOURCE = String.raw`
   // prelude), so console output and values look as they do under Node.
   const nodeUtil = globalThis.util;
   delete globalThis.util;
+  // What Node's inspect asks V8 and the bundle cannot (engine.ts): a proxy's target, and the
+  // entries a Map or Set iterator has left. The prelude answers both (below).
+  const inspectHooks = nodeUtil.__hooks;
+  delete nodeUtil.__hooks;
   const inspect = (value) => nodeUtil.inspect(value);
   // QuickJS's \`stack\` holds only the frames; Node's starts with "Name: message", and so does
   // the way errors print here.
@@ -167,14 +171,36 @@ export const PRELUDE_SOURCE = String.raw`
     },
   };
 
+  // A failed file operation throws as Node's does: "CODE: description, syscall 'path'", with
+  // errno, code, syscall and path as the error's own properties, in that order.
+  const ERRNO = { ENOENT: -2, EACCES: -13, EEXIST: -17, ENOTDIR: -20, EISDIR: -21, EINVAL: -22, ENOSPC: -28, ENOTEMPTY: -39 };
+  const SYSCALLS = { readText: "open", writeText: "open", readBytes: "open", writeBytes: "open", readdir: "scandir", mkdir: "mkdir", rm: "rm", unlink: "unlink", stat: "stat", rename: "rename" };
+  const systemError = (message, op, path) => {
+    const m = /^(E[A-Z]+): ([^,']*), '/.exec(message);
+    if (!m) return Object.assign(new Error(message), /^E[A-Z]+:/.test(message) ? { code: message.slice(0, message.indexOf(":")) } : {});
+    const syscall = SYSCALLS[op] || op;
+    const e = new Error(m[1] + ": " + m[2] + ", " + syscall + " '" + message.slice(m[0].length));
+    if (m[1] in ERRNO) e.errno = ERRNO[m[1]];
+    e.code = m[1];
+    e.syscall = syscall;
+    if (typeof path === "string") e.path = path;
+    return e;
+  };
   const call = (op, ...args) => {
     const reply = JSON.parse(host.fs(op, JSON.stringify(args)));
     if (reply.error) {
-      const e = new Error(reply.error.message);
-      e.code = reply.error.code;
+      const e = systemError(reply.error.message, op, args[0]);
+      if (e.code === undefined) e.code = reply.error.code;
       throw e;
     }
     return reply.ok;
+  };
+  const hostCall = (op, fn, path, ...rest) => {
+    try {
+      return fn(path, ...rest);
+    } catch (e) {
+      throw e instanceof OriginalError && typeof e.message === "string" ? systemError(e.message, op, path) : e;
+    }
   };
   const encodingOf = (options) => (typeof options === "string" ? options : options && options.encoding);
   const toBytes = (data) => {
@@ -195,10 +221,10 @@ export const PRELUDE_SOURCE = String.raw`
         return enc ? text : BufferOf().from(host.encode(text));
       }
       if (enc) return call("readText", path);
-      return BufferOf().from(host.readBytes(path));
+      return BufferOf().from(hostCall("readBytes", host.readBytes, path));
     },
-    writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : host.writeBytes(path, d, false); },
-    appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : host.writeBytes(path, d, true); },
+    writeFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, false) : hostCall("writeBytes", host.writeBytes, path, d, false); },
+    appendFileSync(path, data) { const d = toBytes(data); typeof d === "string" ? call("writeText", path, d, true) : hostCall("writeBytes", host.writeBytes, path, d, true); },
     existsSync: (path) => call("exists", path),
     readdirSync: (path, options) => {
       const names = call("readdir", path);
@@ -220,7 +246,7 @@ export const PRELUDE_SOURCE = String.raw`
     promises[name.slice(0, -4)] = (...args) => new Promise((resolve) => resolve(fn(...args)));
   }
   const fs = { ...sync, promises, constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 } };
-  promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(Object.assign(new Error("ENOENT: no such file or directory, access '" + path + "'"), { code: "ENOENT" }))));
+  promises.access = (path) => new Promise((resolve, reject) => (sync.existsSync(path) ? resolve() : reject(systemError("ENOENT: no such file or directory, '" + path + "'", "access", path))));
 
   // Node's built-in modules whose ports live in the "node" polyfill bundle (Buffer, events, path,
   // querystring, string_decoder, hashes), evaluated the first time a program reaches for one.
@@ -567,7 +593,8 @@ export const PRELUDE_SOURCE = String.raw`
     const key = String(name).replace(/^node:/, "");
     if (Object.prototype.hasOwnProperty.call(loaded, key)) return loaded[key];
     if (Object.prototype.hasOwnProperty.call(modules, key)) return (loaded[key] = modules[key]());
-    const e = new Error("Cannot find module '" + name + "': the sandbox provides only " + PROVIDED);
+    // Node's message first ("Cannot find module 'x'" and the require stack), then what there is.
+    const e = new Error("Cannot find module '" + name + "'\nRequire stack:\n- /workspace/main.js\n(the sandbox provides only " + PROVIDED + ")");
     e.code = "MODULE_NOT_FOUND";
     throw e;
   };
@@ -579,9 +606,25 @@ export const PRELUDE_SOURCE = String.raw`
   require.main = module;
   module.require = require;
 
-  // Thrown by process.exit; its \`pending\` is the exit code a run that ends by itself ends with.
+  // Thrown by process.exit; its \`finish\` gives the exit code a run that ends by itself ends with.
   const exitSignal = {};
-  Object.defineProperty(exitSignal, "pending", { get: () => (exitSignal.exited ? exitSignal.code : typeof process.exitCode === "number" ? process.exitCode : 0) });
+  // The 'exit' event, once, as Node emits it: from process.exit, or when nothing is left to run
+  // (the engine calls \`finish\` then); a listener may still change process.exitCode, and one
+  // that throws ends the run as an uncaught error does.
+  let exitEmitted = false;
+  const emitExit = (code) => {
+    if (exitEmitted) return code;
+    exitEmitted = true;
+    process.exitCode = code;
+    try {
+      process.emit("exit", code);
+    } catch (e) {
+      if (e === exitSignal) return exitSignal.code;
+      throw e;
+    }
+    return typeof process.exitCode === "number" ? process.exitCode : code;
+  };
+  Object.defineProperty(exitSignal, "finish", { value: () => (exitSignal.exited ? exitSignal.code : emitExit(typeof process.exitCode === "number" ? process.exitCode : 0)) });
   const listeners = new Map();
   const startedAt = Date.now();
   const process = {
@@ -592,7 +635,8 @@ export const PRELUDE_SOURCE = String.raw`
     cwd: () => "/workspace",
     exitCode: undefined,
     exit: (code) => {
-      exitSignal.code = code === undefined ? process.exitCode ?? 0 : code;
+      if (exitSignal.exited) throw exitSignal;
+      exitSignal.code = emitExit(code === undefined ? process.exitCode ?? 0 : code);
       // Called inside a callback or an async function the throw ends only that; the run ends
       // once nothing is left to run, and nothing is: no timer fires after this.
       exitSignal.exited = true;
@@ -618,7 +662,7 @@ export const PRELUDE_SOURCE = String.raw`
     cpuUsage: () => ({ user: Math.round(performance.now() * 1000), system: 0 }),
     umask: () => 0o22, getuid: () => 1000, getgid: () => 1000,
     emitWarning: (warning, type) => emit("stderr", "(node:" + process.pid + ") " + (warning instanceof Error ? warning.name + ": " + warning.message : (typeof type === "string" ? type : "Warning") + ": " + warning) + "\n"),
-    // Listeners are kept, but the sandbox emits no process events.
+    // Listeners are kept; of process events the sandbox emits only 'exit'.
     on: (event, fn) => { if (!listeners.has(event)) listeners.set(event, []); listeners.get(event).push(fn); return process; },
     off: (event, fn) => { const l = listeners.get(event) || []; const i = l.indexOf(fn); if (i >= 0) l.splice(i, 1); return process; },
     listeners: (event) => (listeners.get(event) || []).slice(),
@@ -855,7 +899,12 @@ export const PRELUDE_SOURCE = String.raw`
     if (!(name in bundles)) bundles[name] = evalGlobal(host.polyfill(name));
     return bundles[name];
   };
-  const hidden = (value) => ({ value, writable: true, configurable: true, enumerable: false });
+  // A function the prelude puts in a built-in's place reads as native code, as the built-in did.
+  const builtins = new WeakSet();
+  const hidden = (value) => {
+    if (typeof value === "function") builtins.add(value);
+    return { value, writable: true, configurable: true, enumerable: false };
+  };
   const lazyGlobals = (names, load) => {
     for (const name of names) {
       Object.defineProperty(globalThis, name, {
@@ -871,6 +920,24 @@ export const PRELUDE_SOURCE = String.raw`
     if ("web" in bundles) return;
     for (const name of WEB) delete globalThis[name];
     loadBundle("web");
+    // URL and URLSearchParams print as Node prints them (lib/internal/url.js).
+    Object.defineProperty(URLSearchParams.prototype, nodeUtil.inspect.custom, hidden(function (depth, options) {
+      if (typeof depth === "number" && depth < 0) return "[Object]";
+      const inner = { ...options, depth: depth === null ? null : depth - 1 };
+      const output = [];
+      this.forEach((value, key) => output.push(nodeUtil.inspect(key, inner) + " => " + nodeUtil.inspect(value, inner)));
+      const length = output.reduce((n, item) => n + item.length + 2, -2);
+      const name = this.constructor.name;
+      if (length > options.breakLength) return name + " {\n  " + output.join(",\n  ") + " }";
+      return output.length ? name + " { " + output.join(", ") + " }" : name + " {}";
+    }));
+    Object.defineProperty(URL.prototype, nodeUtil.inspect.custom, hidden(function (depth, options) {
+      if (typeof depth === "number" && depth < 0) return "[URL]";
+      const constructor = this.constructor;
+      const obj = { __proto__: { constructor } };
+      for (const key of ["href", "origin", "protocol", "username", "password", "host", "hostname", "port", "pathname", "search", "searchParams", "hash"]) obj[key] = this[key];
+      return constructor.name + " " + nodeUtil.inspect(obj, options);
+    }));
   };
   lazyGlobals(WEB, loadWeb);
   const Collator = () => loadBundle("collator");
@@ -952,6 +1019,13 @@ export const PRELUDE_SOURCE = String.raw`
   };
   for (const name of ["toLocaleString", "toLocaleDateString", "toLocaleTimeString"]) onFirstUse(Date.prototype, name, loadIntl);
   onFirstUse(Number.prototype, "toLocaleString", loadIntl);
+  // QuickJS's BigInt.prototype.toLocaleString groups no digits: Intl's NumberFormat does.
+  Object.defineProperty(BigInt.prototype, "toLocaleString", hidden({
+    toLocaleString(locales, options) {
+      const value = BigInt.prototype.valueOf.call(this);
+      return new Intl.NumberFormat(locales, options).format(value);
+    },
+  }.toLocaleString));
   Object.defineProperty(String.prototype, "localeCompare", hidden({
     localeCompare(that, locales, options) {
       if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
@@ -1205,6 +1279,7 @@ export const PRELUDE_SOURCE = String.raw`
   };
   // The callee V8 names in "x is not a function": the text before the call's "(", with the
   // arguments of an earlier call shown as "(...)".
+  let calleeIsNew = false;
   const calleeAt = (frames) => {
     const at = sourceAt(frames);
     if (at < 1 || mainSource[at] !== "(") return null;
@@ -1224,17 +1299,64 @@ export const PRELUDE_SOURCE = String.raw`
       i = j;
     }
     text = text.replace(/^[.?]+/, "");
+    calleeIsNew = /(?:^|[^\w$.])new\s+$/.test(mainSource.slice(Math.max(0, i - 10), i));
     return text && !/^\d/.test(text) ? text : null;
   };
   const frameName = (frames) => { const m = /^ {4}at (\S+) /.exec(frames); return m ? m[1] : "anonymous"; };
+  // The expression V8 names in "x is not iterable": QuickJS points at it in a for...of and a
+  // spread; a name or a chain of property names only.
+  const iteratedAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$#][\w$]*)*/.exec(mainSource.slice(at, at + 200));
+    return m && (!/[\w$.]/.test(mainSource[at - 1] || "") || mainSource.slice(at - 3, at) === "...") && !/^\s*[(\[\x60]/.test(mainSource.slice(at + m[0].length, at + m[0].length + 20)) ? m[0] : null;
+  };
+  // The key V8 names in "Cannot read properties of null (reading 'k')" when QuickJS names none:
+  // known where the program wrote it, a number or a quoted string in brackets.
+  const keyAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\[\s*(?:(\d+)|"([^"\\]*)"|'([^'\\]*)')\s*\]/.exec(mainSource.slice(at, at + 200));
+    return m ? m[1] ?? m[2] ?? m[3] : null;
+  };
+  // The property an assignment or a delete names where QuickJS points: ".name", or a literal key.
+  const propertyAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\s*\.\s*([A-Za-z_$][\w$]*)/.exec(mainSource.slice(at, at + 200));
+    return m ? m[1] : keyAt(frames);
+  };
+  // A call's one argument, where the program wrote it as a number.
+  const numberArgAt = (frames) => {
+    const at = sourceAt(frames);
+    if (at < 0) return null;
+    const m = /^\(\s*(-?(?:\d+(?:\.\d+)?|Infinity))\s*\)/.exec(mainSource.slice(at, at + 50));
+    return m ? String(Number(m[1])) : null;
+  };
+  const isNativeFrame = (frames) => /^ {4}at \S+ \(native\)/.test(frames);
+  // QuickJS says "'a' is read-only" of a constant and of a read-only property alike: the text
+  // where it points tells which.
+  const isPropertyAt = (frames) => {
+    const at = sourceAt(frames);
+    return at > 0 && /[.\]]\s*$/.test(mainSource.slice(Math.max(0, at - 20), at + 1).replace(/[\w$]+$/, ""));
+  };
   const MESSAGES = [
     [/^'([^']*)' is not defined$/, (m) => m[1] + " is not defined"],
     [/^cannot read property 'Symbol\.iterator' of (undefined|null)$/, (m) => m[1] + " is not iterable"],
     [/^cannot read property '([^']*)' of (undefined|null)$/, (m) => "Cannot read properties of " + m[2] + " (reading '" + m[1] + "')"],
+    [/^cannot read property of (undefined|null)$/, (m, frames) => { const key = keyAt(frames); return key === null ? null : "Cannot read properties of " + m[1] + " (reading '" + key + "')"; }],
     [/^cannot set property '([^']*)' of (undefined|null)$/, (m) => "Cannot set properties of " + m[2] + " (setting '" + m[1] + "')"],
+    [/^this is not initialized$/, () => "Must call super constructor in derived class before accessing 'this' or returning from derived constructor"],
     [/^([\w$]+) is not initialized$/, (m) => "Cannot access '" + m[1] + "' before initialization"],
-    [/^'[^']*' is read-only$/, () => "Assignment to constant variable."],
-    [/^not a function$/, (m, frames) => { const callee = calleeAt(frames); return callee ? callee + " is not a function" : null; }],
+    [/^'([^']*)' is read-only$/, (m, frames) => (isPropertyAt(frames) ? "Cannot assign to read only property '" + m[1] + "' of object '#<Object>'" : "Assignment to constant variable.")],
+    [/^not a function$/, (m, frames) => { const callee = calleeAt(frames); return callee ? callee + (calleeIsNew ? " is not a constructor" : " is not a function") : null; }],
+    [/^value is not iterable$/, (m, frames) => { const name = iteratedAt(frames); return name === null ? null : name + " is not iterable"; }],
+    [/^cannot convert to object$/, (m, frames) => (isNativeFrame(frames) ? "Cannot convert undefined or null to object" : null)],
+    [/^cannot convert symbol to number$/, () => "Cannot convert a Symbol value to a number"],
+    [/^object is not extensible$/, (m, frames) => { const name = isNativeFrame(frames) ? null : propertyAt(frames); return name === null ? null : "Cannot add property " + name + ", object is not extensible"; }],
+    [/^could not delete property$/, (m, frames) => { const name = propertyAt(frames); return name === null ? null : "Cannot delete property '" + name + "' of #<Object>"; }],
+    [/^radix must be between 2 and 36$/, () => "toString() radix argument must be between 2 and 36"],
+    [/^invalid repeat count$/, (m, frames) => { const count = numberArgAt(frames); return count === null ? null : "Invalid count value: " + count; }],
     [/^class constructors must be invoked with 'new'$/, (m, frames) => "Class constructor " + frameName(frames) + " cannot be invoked without 'new'"],
     [/^invalid array length$/, () => "Invalid array length"],
     [/^invalid number of digits$/, () => "toFixed() digits argument must be between 0 and 100"],
@@ -1296,6 +1418,8 @@ export const PRELUDE_SOURCE = String.raw`
   const fixError = (e) => {
     if (e === null || typeof e !== "object" || fixed.has(e) || !(e instanceof OriginalError)) return e;
     fixed.add(e);
+    // Promise.any's error, which QuickJS leaves without a message.
+    if (!made.has(e) && e.message === "" && e instanceof AggregateError) Object.defineProperty(e, "message", hidden("All promises were rejected"));
     const frames = framesOf(e);
     if (frames === null) return e;
     if (!made.has(e) && typeof e.message === "string") {
@@ -1356,6 +1480,15 @@ export const PRELUDE_SOURCE = String.raw`
       default:
         if (!message.startsWith("unexpected token")) return null;
         if (text === "undefined") return '"undefined" is not valid JSON';
+        // V8 reads a literal (true, false, null) as far as it matches, and names what follows.
+        for (const word of ["true", "false", "null"]) {
+          if (text[at] !== word[0]) continue;
+          let k = 1;
+          while (k < word.length && text[at + k] === word[k]) k++;
+          if (k < word.length) at += k;
+          break;
+        }
+        if (at >= text.length) return "Unexpected end of JSON input";
         return "Unexpected token '" + text[at] + "', " + jsonContext(text, at) + " is not valid JSON";
     }
   };
@@ -1378,6 +1511,78 @@ export const PRELUDE_SOURCE = String.raw`
       }
     },
   }.parse));
+
+
+  // Function.prototype.toString: V8 writes a native function's body on one line, "{ [native code] }".
+  const functionToString = Function.prototype.toString;
+  Object.defineProperty(Function.prototype, "toString", hidden({
+    toString() {
+      if (builtins.has(this)) return "function " + String(this.name) + "() { [native code] }";
+      const text = functionToString.call(this);
+      if (!text.endsWith("\n    [native code]\n}")) return text;
+      // A bound function's name is "bound f"; V8's text names none.
+      return text.startsWith("function bound ") ? "function () { [native code] }" : text.slice(0, -20) + " [native code] }";
+    },
+  }.toString));
+
+  // Node's inspect shows a proxy as its target (V8 tells it which that is): the proxies a
+  // program makes are noted here, with their handlers, for inspect alone.
+  const NativeProxy = Proxy;
+  const proxyDetails = new WeakMap();
+  const revocable = function revocable(target, handler) {
+    const r = NativeProxy.revocable(target, handler);
+    proxyDetails.set(r.proxy, [target, handler]);
+    const revoke = r.revoke;
+    r.revoke = function () { proxyDetails.set(r.proxy, [null, null]); revoke(); };
+    return r;
+  };
+  builtins.add(revocable);
+  const TrackedProxy = new NativeProxy(NativeProxy, {
+    construct(target, args, newTarget) {
+      const p = Reflect.construct(target, args, newTarget === TrackedProxy ? target : newTarget);
+      proxyDetails.set(p, [args[0], args[1]]);
+      return p;
+    },
+    get(target, key, receiver) { return key === "revocable" ? revocable : Reflect.get(target, key, receiver); },
+  });
+  Object.defineProperty(globalThis, "Proxy", hidden(TrackedProxy));
+  inspectHooks.proxy = (value, full) => {
+    const d = proxyDetails.get(value);
+    if (d === undefined) return undefined;
+    if (d[0] === null) return null;
+    return full ? d : d[0];
+  };
+
+  // What a Map's or Set's iterator has left, as Node's inspect lists it ("[Map Iterator] { 'a' }"):
+  // an iterator that keys(), values() or entries() makes is noted with its source, and counts
+  // its steps through a prototype of its own. One that for...of makes (Symbol.iterator) is not,
+  // and steps at the engine's full speed.
+  const iterations = new WeakMap();
+  for (const [Kind, names] of [[Map, ["keys", "values", "entries"]], [Set, ["values", "entries"]]]) {
+    const proto = Kind.prototype;
+    const iteratorProto = Object.getPrototypeOf(new Kind()[Symbol.iterator]());
+    const next = iteratorProto.next;
+    const counted = Object.create(iteratorProto, { next: hidden({ next() { const r = next.call(this); const it = iterations.get(this); if (it !== undefined) it.at++; return r; } }.next) });
+    const made = {};
+    for (const name of names) {
+      const original = proto[name];
+      made[name] = { [name]() { const it = original.call(this); iterations.set(it, { source: this, kind: name, at: 0 }); Object.setPrototypeOf(it, counted); return it; } }[name];
+      Object.defineProperty(proto, name, hidden(made[name]));
+    }
+    if (Kind === Set) Object.defineProperty(proto, "keys", hidden(made.values));
+  }
+  inspectHooks.preview = (value, isIterator) => {
+    const it = iterations.get(value);
+    if (it === undefined) return isIterator ? [[], false] : [];
+    const rest = [];
+    let i = 0;
+    it.source.forEach((v, k) => {
+      if (i++ < it.at) return;
+      if (it.kind === "entries") rest.push(k, v);
+      else rest.push(it.kind === "keys" ? k : v);
+    });
+    return isIterator ? [rest, it.kind === "entries"] : rest;
+  };
 
   // The program's source as Node would run it, changed only where a token calls for it: each
   // catch clause first hands its error to fixError (above), a top-level \`this\` is what Node
@@ -1420,6 +1625,8 @@ export const PRELUDE_SOURCE = String.raw`
       if (c === "\x60") { i++; skipTemplate(); push("str"); continue; }
       if (isIdStart(c)) {
         const start = i;
+        // A private name's "#" starts it; the loop below would not step past it.
+        if (c === "#") i++;
         while (i < n && isIdPart(source[i])) i++;
         const word = source.slice(start, i);
         const dotted = last() === ".";
@@ -1502,7 +1709,7 @@ export const PRELUDE_SOURCE = String.raw`
     fire(id) { const fn = timers.get(id); timers.delete(id); if (fn) fn(); },
     runTicks() { let ran = 0; while (ticks.length > 0) { ran++; ticks.shift()(); } return ran; },
     prepare,
-    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; ticks.length = 0; },
+    setEnv(json) { process.env = JSON.parse(json); process.exitCode = undefined; exitSignal.exited = false; exitEmitted = false; ticks.length = 0; },
     exitSignal,
     inspect,
   };
@@ -1511,19 +1718,41 @@ export const PRELUDE_SOURCE = String.raw`
 
 /** Rewrites static imports of the built-in modules into `require` calls, so that code using
  * `import fs from "node:fs"` can still run as a script (which keeps the last expression's value
- * and global state between runs). Other imports are left alone and fail with a clear error. */
+ * and global state between runs). Other imports are left alone and fail with a clear error.
+ * An `export` at the start of a line goes (the program is the main module: nothing imports
+ * it), and `import.meta` is the main module's. Either makes the program an ES module, as in Node. */
 export function rewriteImports(code: string): string {
-  return code.replace(
-    /^[ \t]*import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["'];?/gm,
-    (_m, first: string | undefined, binding: string, mod: string) => {
-      const req = `require(${JSON.stringify(mod)})`;
-      const bind = (b: string) =>
-        b.startsWith("*")
-          ? `var ${b.replace(/^\*\s+as\s+/, "")} = ${req};`
-          : b.startsWith("{")
-            ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
-            : `var ${b} = ${req};`;
-      return (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim());
-    },
-  );
+  return code
+    .replace(
+      /(^|;)([ \t]*)import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["']/gm,
+      (
+        _m,
+        before: string,
+        space: string,
+        first: string | undefined,
+        binding: string,
+        mod: string,
+      ) => {
+        const req = `require(${JSON.stringify(mod)})`;
+        const bind = (b: string) =>
+          b.startsWith("*")
+            ? `var ${b.replace(/^\*\s+as\s+/, "")} = ${req};`
+            : b.startsWith("{")
+              ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
+              : `var ${b} = ${req};`;
+        return (
+          before + space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim())
+        );
+      },
+    )
+    .replace(/(^|;)([ \t]*)export\s+\{[^}]*\}[ \t]*;?/gm, "$1$2")
+    .replace(
+      /(^|;)([ \t]*)export\s+(?:default\s+)?(?=(?:async\s+)?function\b|class\b|const\b|let\b|var\b)/gm,
+      "$1$2",
+    )
+    .replace(/(^|;)([ \t]*)export\s+default\s+/gm, "$1$2void ")
+    .replace(
+      /\bimport\.meta\b/g,
+      '({ url: "file:///workspace/main.js", filename: "/workspace/main.js", dirname: "/workspace" })',
+    );
 }
