@@ -49,18 +49,17 @@ def _polybox_restore_state(data):
     if not isinstance(state, dict) or state.get("version") != 1:
         raise ValueError("not a polybox Python state")
     not_kept = []
+
+    def restore(name, load, what):
+        try:
+            _user_globals[name] = load()
+        except BaseException as e:
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            not_kept.append(f"{name[:80]} ({what}{type(e).__name__}: {str(e)[:120]})")
+
     for name, module in state["modules"].items():
-        try:
-            _user_globals[name] = importlib.import_module(module)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            not_kept.append(f"{name[:80]} (module {module[:80]}: {type(e).__name__}: {str(e)[:120]})")
+        restore(name, lambda: importlib.import_module(module), f"module {module[:80]}: ")
     for name, blob in state["values"].items():
-        try:
-            _user_globals[name] = pickle.loads(blob)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            not_kept.append(f"{name[:80]} ({type(e).__name__}: {str(e)[:120]})")
+        restore(name, lambda: pickle.loads(blob), "")
     return not_kept
