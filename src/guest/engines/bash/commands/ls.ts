@@ -3,7 +3,7 @@
 // just-bash's command unchanged (`original`), so the rest stays just-bash's.
 
 import { defineCommand } from "just-bash";
-import { original } from "./shared/context.js";
+import { type Ctx, original } from "./shared/context.js";
 
 /**
  * `ls A B` with files only: just-bash separates them with blank lines, as it does directory
@@ -46,7 +46,7 @@ function cannotAccess(name: string): string {
 }
 
 /** just-bash's ls, with a missing operand reported in GNU's words (it says `ls: X: No such…`). */
-async function justBashLs(ctx: Parameters<typeof original>[0], args: string[]) {
+async function justBashLs(ctx: Ctx, args: string[]) {
   const r = await original(ctx, "ls", args);
   if (!r.stderr.includes(": No such file or directory")) return r;
   const stderr = r.stderr
