@@ -123,8 +123,8 @@ describe("README's MCP command", () => {
   });
 
   it("the build `npm ci` runs writes its progress to stderr, none to stdout", () => {
-    // prepare's steps (tsc prints nothing when it succeeds): the polyfill bundles and the native
-    // launcher, run as npm runs them, in a copy of the package (the scripts and the launcher's
+    // prepare's steps (tsc prints nothing when it succeeds): the guest sources copied next to the
+    // compiled modules, the polyfill bundles and the native launcher, run as npm runs them, in a copy of the package (the scripts and the launcher's
     // sources, this node_modules), so that they rewrite nothing the other tests are reading.
     const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as {
       scripts: Record<string, string>;
@@ -133,10 +133,16 @@ describe("README's MCP command", () => {
       .prepare!.split("&&")
       .map((s) => s.trim())
       .filter((s) => s.startsWith("node "));
-    expect(nodeSteps).toEqual(["node wasm/polyfills.mjs", "node native/build.mjs"]);
+    expect(nodeSteps).toEqual([
+      "node wasm/guest-sources.mjs",
+      "node wasm/polyfills.mjs",
+      "node native/build.mjs",
+    ]);
     const copy = path.join(dir, "package-copy");
     mkdirSync(path.join(copy, "wasm"), { recursive: true });
-    cpSync(path.join(root, "wasm", "polyfills.mjs"), path.join(copy, "wasm", "polyfills.mjs"));
+    for (const script of ["guest-sources.mjs", "polyfills.mjs"])
+      cpSync(path.join(root, "wasm", script), path.join(copy, "wasm", script));
+    cpSync(path.join(root, "src", "guest"), path.join(copy, "src", "guest"), { recursive: true });
     cpSync(path.join(root, "native"), path.join(copy, "native"), {
       recursive: true,
       filter: (from) => path.basename(from) !== "build",

@@ -43,6 +43,9 @@ describe("rewriteImports", () => {
       'var fs = require("fs");var { promises } = require("fs");',
     );
     expect(rewriteImports('import x from "left-pad"')).toBe('import x from "left-pad"');
+    expect(rewriteImports('import a from "fs"; import b from "path";\nimport c from "os"')).toBe(
+      'var a = require("fs"); var b = require("path");\nvar c = require("os");',
+    );
   });
 });
 

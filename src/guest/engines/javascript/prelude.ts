@@ -1724,10 +1724,9 @@ export const PRELUDE_SOURCE = String.raw`
 export function rewriteImports(code: string): string {
   return code
     .replace(
-      /(^|;)([ \t]*)import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["']/gm,
+      /(?<=^|;)([ \t]*)import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["'][ \t]*;?/gm,
       (
         _m,
-        before: string,
         space: string,
         first: string | undefined,
         binding: string,
@@ -1741,7 +1740,7 @@ export function rewriteImports(code: string): string {
               ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
               : `var ${b} = ${req};`;
         return (
-          before + space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim())
+          space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim())
         );
       },
     )
