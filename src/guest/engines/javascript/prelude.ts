@@ -1725,13 +1725,7 @@ export function rewriteImports(code: string): string {
   return code
     .replace(
       /(?<=^|;)([ \t]*)import\s+([\w$]+\s*,\s*)?(\*\s+as\s+[\w$]+|\{[^}]*\}|[\w$]+)\s+from\s+["'](?:node:)?(fs|fs\/promises|path|path\/posix|buffer|crypto|events|util|util\/types|assert|assert\/strict|os|url|querystring|string_decoder|timers|timers\/promises)["'][ \t]*;?/gm,
-      (
-        _m,
-        space: string,
-        first: string | undefined,
-        binding: string,
-        mod: string,
-      ) => {
+      (_m, space: string, first: string | undefined, binding: string, mod: string) => {
         const req = `require(${JSON.stringify(mod)})`;
         const bind = (b: string) =>
           b.startsWith("*")
@@ -1739,9 +1733,7 @@ export function rewriteImports(code: string): string {
             : b.startsWith("{")
               ? `var ${b.replace(/\s+as\s+/g, ": ")} = ${req};`
               : `var ${b} = ${req};`;
-        return (
-          space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim())
-        );
+        return space + (first ? bind(first.replace(/\s*,\s*$/, "")) : "") + bind(binding.trim());
       },
     )
     .replace(/(^|;)([ \t]*)export\s+\{[^}]*\}[ \t]*;?/gm, "$1$2")
