@@ -60,6 +60,38 @@ module.exports = {
       to: { path: "^src/(supervisor|mcp|cli)/|^src/runtime\\.ts$|^src/index\\.ts$" },
     },
     {
+      name: "core-leaf-below-rooms",
+      severity: "error",
+      comment:
+        "Core's leaf files (errors, limits, types, config...) are what every room of core builds on: they import none of the rooms.",
+      from: { path: "^src/core/[^/]+$" },
+      to: { path: "^src/core/(packages|sandbox|server)/" },
+    },
+    {
+      name: "packages-below-sandbox",
+      severity: "error",
+      comment:
+        "Package sources, caches and downloads know no sandbox and no server: a sandbox asks them for wheels.",
+      from: { path: "^src/core/packages/" },
+      to: { path: "^src/core/(sandbox|server)/" },
+    },
+    {
+      name: "sandbox-below-server",
+      severity: "error",
+      comment:
+        "A sandbox knows nothing of the clients, jobs and registry that serve it; the server builds on sandboxes.",
+      from: { path: "^src/core/sandbox/" },
+      to: { path: "^src/core/server/" },
+    },
+    {
+      name: "network-in-packages-only",
+      severity: "error",
+      comment:
+        "Within core, only packages/ opens connections (indexes, registries, CDNs), through its one download policy; the rest of core does no network I/O. net-addresses.ts takes node:net for BlockList and isIP, which classify addresses and connect to nothing.",
+      from: { path: "^src/core/", pathNot: "^src/core/(packages/|net-addresses\\.ts$)" },
+      to: { path: "^(node:)?(http|https|http2|net|tls|dgram|dns)$|node_modules/undici/" },
+    },
+    {
       name: "supervisor-below-adapters",
       severity: "error",
       from: { path: "^src/supervisor/" },

@@ -11,8 +11,8 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { PackageResolver } from "../dist/core/packages.js";
-import { parseRequirement } from "../dist/core/requirements.js";
+import { PackageResolver } from "../dist/core/packages/packages.js";
+import { parseRequirement } from "../dist/core/packages/requirements.js";
 import { interpreterTags } from "../dist/supervisor/python-tags.js";
 import { summarize } from "./lib/stats.mjs";
 

@@ -6,7 +6,7 @@ import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Workspace } from "../dist/core/workspace.js";
+import { Workspace } from "../dist/core/sandbox/workspace.js";
 
 const small = new Uint8Array(200).fill(97);
 const big = new Uint8Array(1024 * 1024).fill(98);

@@ -8,16 +8,9 @@ export type {
   RuntimeOptions,
 } from "./core/config.js";
 export { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./core/errors.js";
-export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/jobs.js";
 export { DEFAULT_LIMITS, DEFAULT_MAX_LIMITS, type Limits } from "./core/limits.js";
 export { type LogFn, type LogLevel, silentLog, stderrLog } from "./core/log.js";
 export type { NetSecret, SecretPlace } from "./core/net-secrets.js";
-export {
-  type ManagedSandboxInfo,
-  type SandboxEvents,
-  SandboxManager,
-  type SandboxManagerOptions,
-} from "./core/registry.js";
 export {
   type EngineKind,
   type NamedSandboxInfo,
@@ -27,13 +20,21 @@ export {
   SandboxFiles,
   type SandboxInfo,
   type SandboxOptions,
-} from "./core/sandbox.js";
+} from "./core/sandbox/index.js";
+export { defaultDataDir, type SnapshotInfo } from "./core/sandbox/state.js";
+export { type JobInfo, type JobLogs, JobManager, type JobStatus } from "./core/server/jobs.js";
+export {
+  type ManagedSandboxInfo,
+  type SandboxEvents,
+  SandboxManager,
+  type SandboxManagerOptions,
+} from "./core/server/registry.js";
 export {
   parseRateLimit,
   type RateLimit,
   Scheduler,
   type SchedulerOptions,
-} from "./core/scheduler.js";
+} from "./core/server/scheduler.js";
 export {
   type Caller,
   type ExecuteRequest,
@@ -41,8 +42,7 @@ export {
   type ReadFileResult,
   SandboxService,
   type ServiceOptions,
-} from "./core/service.js";
-export { defaultDataDir, type SnapshotInfo } from "./core/state.js";
+} from "./core/server/service.js";
 export {
   type FileInfo,
   type FullOutput,

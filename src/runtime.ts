@@ -23,19 +23,19 @@ import {
 } from "./core/limits.js";
 import { type LogFn, silentLog } from "./core/log.js";
 import { NetSecrets } from "./core/net-secrets.js";
-import { PackageResolver } from "./core/packages.js";
-import { packageRequirements } from "./core/python-deps.js";
+import { PackageResolver } from "./core/packages/packages.js";
+import { packageRequirements } from "./core/packages/python-deps.js";
+import { WasmerPackageResolver } from "./core/packages/wasmer-packages.js";
 import {
   type EngineKind,
   type GuestNet,
   provideDefaultRuntime,
   type RunHost,
   type SandboxRuntime,
-} from "./core/run-host.js";
-import { DataDir, defaultDataDir } from "./core/state.js";
+} from "./core/sandbox/run-host.js";
+import { DataDir, defaultDataDir } from "./core/sandbox/state.js";
 import { sweepStaleTempDirs } from "./core/tmp.js";
 import type { Permissions } from "./core/types.js";
-import { WasmerPackageResolver } from "./core/wasmer-packages.js";
 import { PYODIDE_DIR } from "./supervisor/assets.js";
 import { HostFleet } from "./supervisor/fleet.js";
 import { launcherReport, linuxJailWrapper } from "./supervisor/jail/launcher.js";

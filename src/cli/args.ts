@@ -6,7 +6,7 @@
 
 import path from "node:path";
 import { parseDuration, parseSize } from "../core/limits.js";
-import { parseRateLimit, type RateLimit } from "../core/scheduler.js";
+import { parseRateLimit, type RateLimit } from "../core/server/scheduler.js";
 import { LANGUAGES, type Language, languageNamed } from "../protocol/languages.js";
 
 export type Command = "mcp" | "serve" | "router" | "run" | "doctor" | "warmup" | "help" | "version";

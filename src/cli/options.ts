@@ -7,9 +7,9 @@ import type { RuntimeOptions } from "../core/config.js";
 import type { Limits } from "../core/limits.js";
 import { stderrLog } from "../core/log.js";
 import type { NetSecret } from "../core/net-secrets.js";
-import { DEFAULT_MAX_SANDBOXES } from "../core/registry.js";
-import { defaultConcurrency, defaultQueueLimit } from "../core/scheduler.js";
-import type { ServiceOptions } from "../core/service.js";
+import { DEFAULT_MAX_SANDBOXES } from "../core/server/registry.js";
+import { defaultConcurrency, defaultQueueLimit } from "../core/server/scheduler.js";
+import type { ServiceOptions } from "../core/server/service.js";
 import { type Flags, UsageError } from "./args.js";
 
 export function limitFlags(flags: Flags): Partial<Limits> {

@@ -8,8 +8,8 @@ import path from "node:path";
 import { PolyboxError } from "../core/errors.js";
 import { allowedHostEnv } from "../core/host-env.js";
 import { DEFAULT_LIMITS } from "../core/limits.js";
-import { run } from "../core/sandbox.js";
-import { HostFiles } from "../core/upload.js";
+import { run } from "../core/sandbox/index.js";
+import { HostFiles } from "../core/server/upload.js";
 import {
   knownExtensions,
   LANGUAGES,

@@ -13,7 +13,7 @@
 
 import { PolyboxError } from "../core/errors.js";
 import type { LogFn } from "../core/log.js";
-import type { GuestNet, OutputFn } from "../core/run-host.js";
+import type { GuestNet, OutputFn } from "../core/sandbox/run-host.js";
 import { RUN_EXIT_CODES } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits } from "../protocol/messages.js";

@@ -10,7 +10,7 @@
 
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
+import type { GuestNet, OutputFn, RunHost } from "../core/sandbox/run-host.js";
 import type {
   EngineLanguage,
   EngineResult,

@@ -16,7 +16,7 @@ import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { type LogFn, silentLog } from "../core/log.js";
-import type { GuestNet, OutputFn, RunHost } from "../core/run-host.js";
+import type { GuestNet, OutputFn, RunHost } from "../core/sandbox/run-host.js";
 import { NATIVE_BACKSTOP_MS, RUN_GRACE_MS } from "../protocol/deadlines.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
 import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";

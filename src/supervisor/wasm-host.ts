@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { GuestNet, OutputFn } from "../core/run-host.js";
+import type { GuestNet, OutputFn } from "../core/sandbox/run-host.js";
 import { makeTempDirSync } from "../core/tmp.js";
 import { RUN_GRACE_MS, WASM_BACKSTOP_MS } from "../protocol/deadlines.js";
 import type {

@@ -20,8 +20,8 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PackageResolver } from "../../dist/core/packages.js";
-import { parseRequirement } from "../../dist/core/requirements.js";
+import { PackageResolver } from "../../dist/core/packages/packages.js";
+import { parseRequirement } from "../../dist/core/packages/requirements.js";
 import { isPolyboxError, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { buildWheel } from "../helpers/wheel.js";
 

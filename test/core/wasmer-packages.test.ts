@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
+import { WasmerPackageResolver } from "../../dist/core/packages/wasmer-packages.js";
 import { CLI, call, stdioServer, text } from "../helpers/mcp-client.js";
 import { isPolyboxError, type Runtime, run, Sandbox, testRuntime } from "../helpers/runtime.js";
 import { wasixModule } from "../helpers/wasix-modules.js";

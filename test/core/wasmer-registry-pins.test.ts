@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
+import { WasmerPackageResolver } from "../../dist/core/packages/wasmer-packages.js";
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 const tmp = mkdtempSync(path.join(os.tmpdir(), "polybox-wasmer-pins-"));

@@ -19,9 +19,9 @@ import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PackageResolver } from "../../dist/core/packages.js";
-import { parseRequirement } from "../../dist/core/requirements.js";
-import { WasmerPackageResolver } from "../../dist/core/wasmer-packages.js";
+import { PackageResolver } from "../../dist/core/packages/packages.js";
+import { parseRequirement } from "../../dist/core/packages/requirements.js";
+import { WasmerPackageResolver } from "../../dist/core/packages/wasmer-packages.js";
 import { buildWheel } from "../helpers/wheel.js";
 
 const PYODIDE = path.dirname(createRequire(import.meta.url).resolve("pyodide/package.json"));

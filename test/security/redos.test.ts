@@ -14,9 +14,9 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sniff } from "../../dist/core/mime.js";
-import { PackageResolver } from "../../dist/core/packages.js";
-import { inlineDependencies, packageRequirements } from "../../dist/core/python-deps.js";
-import { imageTypeOf } from "../../dist/core/rich-output.js";
+import { PackageResolver } from "../../dist/core/packages/packages.js";
+import { inlineDependencies, packageRequirements } from "../../dist/core/packages/python-deps.js";
+import { imageTypeOf } from "../../dist/core/sandbox/rich-output.js";
 import { readLines } from "../../dist/protocol/native-wire.js";
 import { validateResult } from "../../dist/protocol/validate.js";
 import {

@@ -255,7 +255,7 @@ describe("T27 the trusted side's work on a run's files", () => {
   it("T27 storing a 900-deep chain of directories costs work in proportion to its size", async () => {
     const { Workspace } = (await import(
       path.join(REPO_DIR, "dist", "core", "workspace.js")
-    )) as typeof import("../../dist/core/workspace.js");
+    )) as typeof import("../../dist/core/sandbox/workspace.js");
     const ws = new Workspace(1024 * 1024 * 1024);
     try {
       const dirs: string[] = [];

@@ -1,6 +1,6 @@
 // Unit tier (no WASM): how a long stream keeps its head and tail within the inline limit.
 import { describe, expect, it } from "vitest";
-import { cutMarker, headAndTail } from "../../dist/core/kept-output.js";
+import { cutMarker, headAndTail } from "../../dist/core/server/kept-output.js";
 
 const marker = cutMarker("stdout", 0, "kept elsewhere");
 const bytes = (s: string) => Buffer.byteLength(s);

@@ -4,7 +4,16 @@
 // declared exactly as used.
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,6 +74,47 @@ describe("layout", () => {
       expect(rules).toContain(`name: "${name}"`);
   });
 
+  it("core's rooms are layered: a planted wrong import fails each rule", () => {
+    // A copy of the rules over a small tree of core's shape, each file breaking one rule, so
+    // that a rule whose path stopped matching the real tree fails here rather than passing.
+    const tree = mkdtempSync(path.join(os.tmpdir(), "polybox-layers-"));
+    try {
+      const planted: Record<string, string> = {
+        "src/core/limits.ts":
+          'import { serve } from "./server/service.js";\nexport const l = serve;\n',
+        "src/core/packages/packages.ts":
+          'import { box } from "../sandbox/sandbox.js";\nexport const p = box;\n',
+        "src/core/sandbox/sandbox.ts":
+          'import { serve } from "../server/service.js";\nexport const box = serve;\n',
+        "src/core/sandbox/workspace.ts":
+          'import { request } from "node:https";\nexport const w = request;\n',
+        "src/core/server/service.ts": "export const serve = 1;\n",
+      };
+      for (const [file, text] of Object.entries(planted)) {
+        mkdirSync(path.dirname(path.join(tree, file)), { recursive: true });
+        writeFileSync(path.join(tree, file), text);
+      }
+      copyFileSync(path.join(root, ".dependency-cruiser.cjs"), path.join(tree, "rules.cjs"));
+      copyFileSync(path.join(root, "tsconfig.json"), path.join(tree, "tsconfig.json"));
+      writeFileSync(path.join(tree, "package.json"), '{"type":"module"}\n');
+      const run = spawnSync(
+        path.join(root, "node_modules/.bin/depcruise"),
+        ["src", "--config", "rules.cjs", "--output-type", "json"],
+        { cwd: tree, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+      );
+      const report = JSON.parse(run.stdout) as { summary: { violations: Violation[] } };
+      const found = report.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+      expect(found.sort()).toEqual([
+        "core-leaf-below-rooms: src/core/limits.ts → src/core/server/service.ts",
+        "network-in-packages-only: src/core/sandbox/workspace.ts → https",
+        "packages-below-sandbox: src/core/packages/packages.ts → src/core/sandbox/sandbox.ts",
+        "sandbox-below-server: src/core/sandbox/sandbox.ts → src/core/server/service.ts",
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
   it("the public types reach only core, the runtime and the message shapes", () => {
     const reached = new Set<string>();
     const queue = [path.join(root, "dist/index.d.ts")];
@@ -80,7 +130,7 @@ describe("layout", () => {
     expect(
       rel.filter(
         (f) =>
-          !/^(index|runtime|core\/(sandbox\/)?[\w-]+|protocol\/(messages|schemas|languages|net|endings))\.d\.ts$/.test(
+          !/^(index|runtime|core\/((sandbox|packages|server)\/)?[\w-]+|protocol\/(messages|schemas|languages|net|endings))\.d\.ts$/.test(
             f,
           ),
       ),

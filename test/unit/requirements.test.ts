@@ -1,13 +1,13 @@
 // Unit tier: reading Python requirements (PEP 508), choosing versions (PEP 440) and finding a
 // PEP 723 block, without an engine. The end-to-end behaviour is in test/core/packages.test.ts.
 import { describe, expect, it } from "vitest";
-import { parseWheelName } from "../../dist/core/packages.js";
+import { parseWheelName } from "../../dist/core/packages/packages.js";
 import {
   importedModules,
   inlineDependencies,
   scriptMetadata,
-} from "../../dist/core/python-deps.js";
-import { bestVersion, parseRequirement } from "../../dist/core/requirements.js";
+} from "../../dist/core/packages/python-deps.js";
+import { bestVersion, parseRequirement } from "../../dist/core/packages/requirements.js";
 
 describe("parseRequirement", () => {
   it.each([

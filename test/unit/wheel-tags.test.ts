@@ -3,7 +3,12 @@
 // not wheels, or fit no tag, rank nowhere.
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { pyodideTags, tagRanks, wheelRank, wheelTags } from "../../dist/core/wheel-tags.js";
+import {
+  pyodideTags,
+  tagRanks,
+  wheelRank,
+  wheelTags,
+} from "../../dist/core/packages/wheel-tags.js";
 
 const lock = createRequire(import.meta.url)("pyodide/pyodide-lock.json") as {
   info: { python: string };

@@ -3,7 +3,7 @@
 
 import { PolyboxError } from "../errors.js";
 import type { FileInfo } from "../types.js";
-import { resolveWorkspacePath, type Workspace } from "../workspace.js";
+import { resolveWorkspacePath, type Workspace } from "./workspace.js";
 
 /** What SandboxFiles uses of its sandbox. */
 export interface FilesOwner {

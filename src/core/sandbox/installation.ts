@@ -2,9 +2,9 @@
 // package), within the run's own timeout.
 
 import { isPolyboxError } from "../errors.js";
-import type { PackageResolver, Wheel } from "../packages.js";
-import { inlineDependencies } from "../python-deps.js";
-import type { EngineKind } from "../run-host.js";
+import type { PackageResolver, Wheel } from "../packages/packages.js";
+import { inlineDependencies } from "../packages/python-deps.js";
+import type { EngineKind } from "./run-host.js";
 
 /**
  * The wheels a Python run needs before it starts: PEP 723 requirements and matched imports,

@@ -6,10 +6,10 @@
 import type { StateImage } from "../../protocol/messages.js";
 import type { Limits } from "../limits.js";
 import type { NetSecrets } from "../net-secrets.js";
-import type { Wheel } from "../packages.js";
-import type { EngineKind, RunHost, SandboxRuntime } from "../run-host.js";
+import type { Wheel } from "../packages/packages.js";
 import type { Language } from "../types.js";
-import type { Workspace } from "../workspace.js";
+import type { EngineKind, RunHost, SandboxRuntime } from "./run-host.js";
+import type { Workspace } from "./workspace.js";
 
 /** Why a language's interpreter in a sandbox is new while its files are not. */
 export type Fresh = "reopened" | "restored" | "forked";

@@ -4,8 +4,8 @@
 import { PolyboxError } from "../errors.js";
 import type { Limits } from "../limits.js";
 import type { NetSecret } from "../net-secrets.js";
-import type { EngineKind, SandboxRuntime } from "../run-host.js";
 import type { Language, RunOptions, RunResult } from "../types.js";
+import type { EngineKind, SandboxRuntime } from "./run-host.js";
 import { Sandbox } from "./sandbox.js";
 
 export interface OneShotOptions extends RunOptions {

@@ -7,11 +7,11 @@ import fs from "node:fs/promises";
 import { type EngineLanguage, NO_INTERPRETER, type StateImage } from "../../protocol/messages.js";
 import { isPolyboxError, PolyboxError } from "../errors.js";
 import type { Limits } from "../limits.js";
-import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "../run-host.js";
-import { checkName, type DataDir, type SnapshotStateInfo, type StateRecord } from "../state.js";
 import type { Language } from "../types.js";
-import type { Workspace, WorkspaceEntry } from "../workspace.js";
 import type { Fresh, PendingState, SandboxParts } from "./interpreters.js";
+import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "./run-host.js";
+import { checkName, type DataDir, type SnapshotStateInfo, type StateRecord } from "./state.js";
+import type { Workspace, WorkspaceEntry } from "./workspace.js";
 
 /** Why a language's interpreter is new, for its first run's notes. */
 export const FRESH_NOTES: Record<Fresh, string> = {

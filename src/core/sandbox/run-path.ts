@@ -8,13 +8,13 @@ import { limitMessage } from "../../protocol/limit-messages.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../../protocol/messages.js";
 import { isPolyboxError } from "../errors.js";
 import { describeLimit, MAX_WORKSPACE_ENTRIES } from "../limits.js";
-import type { Wheel } from "../packages.js";
-import { collectRichOutput } from "../rich-output.js";
+import type { Wheel } from "../packages/packages.js";
+import { parseWasmerPackage } from "../packages/wasmer-packages.js";
 import type { Language, RunOptions, RunResult } from "../types.js";
-import { parseWasmerPackage } from "../wasmer-packages.js";
 import { Preparation, Stopped, wheelsFor } from "./installation.js";
 import type { SandboxParts } from "./interpreters.js";
 import { FRESH_NOTES, restoreState } from "./persistence.js";
+import { collectRichOutput } from "./rich-output.js";
 import type { BaseRequest } from "./run-request.js";
 
 /**

@@ -5,9 +5,9 @@ import { type RunRequest, WASM_ONLY_LANGUAGES } from "../../protocol/messages.js
 import { PolyboxError } from "../errors.js";
 import { describeLimit, type Limits, resolveLimits } from "../limits.js";
 import { type NetSecret, NetSecrets } from "../net-secrets.js";
-import type { EngineKind, SandboxRuntime } from "../run-host.js";
+import { parseWasmerPackage } from "../packages/wasmer-packages.js";
 import { LANGUAGES, type Language, type RunOptions } from "../types.js";
-import { parseWasmerPackage } from "../wasmer-packages.js";
+import type { EngineKind, SandboxRuntime } from "./run-host.js";
 
 /** A run's request before the workspace's changes are added to it. */
 export type BaseRequest = Omit<RunRequest, "fullSync" | "sync">;

@@ -10,17 +10,8 @@ import path from "node:path";
 import { PolyboxError } from "../errors.js";
 import { type Limits, resolveLimits } from "../limits.js";
 import { type NetSecret, NetSecrets } from "../net-secrets.js";
-import { packageRequirements } from "../python-deps.js";
-import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "../run-host.js";
-import {
-  checkName,
-  LOCAL_SCOPE,
-  type SandboxMeta,
-  type SnapshotInfo,
-  type StateRecord,
-} from "../state.js";
+import { packageRequirements } from "../packages/python-deps.js";
 import { LANGUAGES, type Language, type RunOptions, type RunResult } from "../types.js";
-import { Workspace } from "../workspace.js";
 import { SandboxFiles } from "./files.js";
 import { Interpreters, type SandboxParts } from "./interpreters.js";
 import {
@@ -34,6 +25,7 @@ import {
   stateOf,
   withinCeilings,
 } from "./persistence.js";
+import { defaultRuntime, type EngineKind, type RunHost, type SandboxRuntime } from "./run-host.js";
 import { execute } from "./run-path.js";
 import {
   buildRequest,
@@ -43,8 +35,16 @@ import {
   checkSecrets,
   checkWasmerPackage,
 } from "./run-request.js";
+import {
+  checkName,
+  LOCAL_SCOPE,
+  type SandboxMeta,
+  type SnapshotInfo,
+  type StateRecord,
+} from "./state.js";
+import { Workspace } from "./workspace.js";
 
-export type { EngineKind } from "../run-host.js";
+export type { EngineKind } from "./run-host.js";
 
 export interface SandboxOptions {
   runtime?: SandboxRuntime;

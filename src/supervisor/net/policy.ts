@@ -16,7 +16,8 @@ import {
   normalizeAddress,
 } from "../../core/net-addresses.js";
 
-// The address classifier is shared with the trusted side's own downloads (core/download-policy.ts).
+// The address classifier is shared with the trusted side's own downloads
+// (core/packages/download-policy.ts).
 export { canonicalHost, hostPort, isInternalAddress, normalizeAddress };
 
 export interface Grant {

@@ -14,12 +14,12 @@ import { randomUUID } from "node:crypto";
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { FileBlob, FileSync } from "../protocol/messages.js";
-import { GUEST_WORKSPACE as GUEST_ROOT } from "../protocol/paths.js";
-import { PolyboxError } from "./errors.js";
-import { formatBytes } from "./limits.js";
-import { makeTempDir } from "./tmp.js";
-import type { FileInfo } from "./types.js";
+import type { FileBlob, FileSync } from "../../protocol/messages.js";
+import { GUEST_WORKSPACE as GUEST_ROOT } from "../../protocol/paths.js";
+import { PolyboxError } from "../errors.js";
+import { formatBytes } from "../limits.js";
+import { makeTempDir } from "../tmp.js";
+import type { FileInfo } from "../types.js";
 
 /**
  * What a directory costs against the quota: a directory takes a block on the host's disk however

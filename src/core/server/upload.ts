@@ -8,9 +8,9 @@
 import { constants as C, realpathSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { PolyboxError } from "./errors.js";
-import { formatBytes } from "./limits.js";
-import { type LogFn, silentLog } from "./log.js";
+import { PolyboxError } from "../errors.js";
+import { formatBytes } from "../limits.js";
+import { type LogFn, silentLog } from "../log.js";
 
 export class HostFiles {
   /** Each grant as written (absolute) and as its realpath, when it exists. */

@@ -5,10 +5,10 @@
 // have an owner: asked with an owner, another owner's job is "not found", as an unknown id is.
 
 import { randomUUID } from "node:crypto";
-import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "./errors.js";
-import { humanDuration } from "./human.js";
-import { DEFAULT_MAX_LIMITS } from "./limits.js";
-import type { Language, OutputStream, RunResult, RunStatus } from "./types.js";
+import { isPolyboxError, PolyboxError, type PolyboxErrorCode } from "../errors.js";
+import { humanDuration } from "../human.js";
+import { DEFAULT_MAX_LIMITS } from "../limits.js";
+import type { Language, OutputStream, RunResult, RunStatus } from "../types.js";
 
 export type JobStatus = "queued" | "running" | "completed" | "failed" | "timeout" | "cancelled";
 

@@ -8,13 +8,13 @@
 // unloaded instead (its files stay in the data directory). A sandbox that went away says why:
 // closed, expired, or (told by the service) lost with an earlier server process.
 
-import { PolyboxError, type PolyboxErrorCode } from "./errors.js";
-import { humanDuration } from "./human.js";
-import type { Limits } from "./limits.js";
-import type { NetSecret } from "./net-secrets.js";
-import type { SandboxRuntime } from "./run-host.js";
-import { type EngineKind, Sandbox, type SandboxInfo } from "./sandbox.js";
-import type { Language } from "./types.js";
+import { PolyboxError, type PolyboxErrorCode } from "../errors.js";
+import { humanDuration } from "../human.js";
+import type { Limits } from "../limits.js";
+import type { NetSecret } from "../net-secrets.js";
+import { type EngineKind, Sandbox, type SandboxInfo } from "../sandbox/index.js";
+import type { SandboxRuntime } from "../sandbox/run-host.js";
+import type { Language } from "../types.js";
 
 export const DEFAULT_MAX_SANDBOXES = 64;
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;

@@ -3,9 +3,9 @@
 // IMAGE_LIMITS: one budget per run for everything rich, and a cap per image. What does not fit is
 // dropped with a note (saying how to get it) rather than sent.
 
-import type { Display } from "../protocol/messages.js";
-import { formatBytes, IMAGE_LIMITS } from "./limits.js";
-import type { RunDisplay, RunImage } from "./types.js";
+import type { Display } from "../../protocol/messages.js";
+import { formatBytes, IMAGE_LIMITS } from "../limits.js";
+import type { RunDisplay, RunImage } from "../types.js";
 import type { Workspace } from "./workspace.js";
 
 const IMAGE_TYPES: Record<string, string> = {

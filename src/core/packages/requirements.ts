@@ -6,7 +6,7 @@
 // and environment markers (`; python_version < "3.12"`), which polybox does not evaluate.
 
 import { maxSatisfying, satisfies, valid, validRange } from "@renovatebot/pep440";
-import { PolyboxError } from "./errors.js";
+import { PolyboxError } from "../errors.js";
 
 /** Longer than any real requirement; bounds what the version matcher is given. */
 export const MAX_REQUIREMENT_LENGTH = 1000;

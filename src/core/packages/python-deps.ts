@@ -8,8 +8,8 @@
 // their cost is linear in the code's length, which maxCodeBytes bounds.
 
 import { parse as parseToml } from "smol-toml";
-import { PolyboxError } from "./errors.js";
-import { formatBytes, PACKAGE_LIMITS } from "./limits.js";
+import { PolyboxError } from "../errors.js";
+import { formatBytes, PACKAGE_LIMITS } from "../limits.js";
 import { parseRequirement, type Requirement } from "./requirements.js";
 
 const isSpace = (c: number) => c === 32 || c === 9;

@@ -21,14 +21,14 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import { PolyboxError } from "./errors.js";
+import { PolyboxError } from "../errors.js";
 import {
   canonicalHost,
   hostPort,
   isInternalAddress,
   normalizeAddress,
   pinnedLookup,
-} from "./net-addresses.js";
+} from "../net-addresses.js";
 
 /** Redirect hops one download may follow. */
 export const MAX_DOWNLOAD_REDIRECTS = 10;

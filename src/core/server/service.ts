@@ -10,9 +10,31 @@
 // identity that outlives connections and server processes; a caller without one cannot name.
 
 import { randomUUID } from "node:crypto";
-import { isPolyboxError, PolyboxError } from "./errors.js";
-import { allowedHostEnv } from "./host-env.js";
-import { humanDuration } from "./human.js";
+import { isPolyboxError, PolyboxError } from "../errors.js";
+import { allowedHostEnv } from "../host-env.js";
+import { humanDuration } from "../human.js";
+import { describeLimit, type Limits, resolveLimits } from "../limits.js";
+import { sniff } from "../mime.js";
+import type { NetSecret } from "../net-secrets.js";
+import {
+  checkLanguage,
+  type EngineKind,
+  type NamedSandboxInfo,
+  run,
+  Sandbox,
+} from "../sandbox/index.js";
+import type { SandboxRuntime } from "../sandbox/run-host.js";
+import type { SnapshotInfo } from "../sandbox/state.js";
+import { resolveWorkspacePath } from "../sandbox/workspace.js";
+import {
+  type FileInfo,
+  type FullOutput,
+  LANGUAGES,
+  type Language,
+  type OutputStream,
+  RUN_EXIT_CODES,
+  type RunResult,
+} from "../types.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import {
   cutMarker,
@@ -23,25 +45,9 @@ import {
   MIN_INLINE_OUTPUT_BYTES,
   OUTPUT_DIR,
 } from "./kept-output.js";
-import { describeLimit, type Limits, resolveLimits } from "./limits.js";
-import { sniff } from "./mime.js";
-import type { NetSecret } from "./net-secrets.js";
 import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
-import type { SandboxRuntime } from "./run-host.js";
-import { checkLanguage, type EngineKind, type NamedSandboxInfo, run, Sandbox } from "./sandbox.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
-import type { SnapshotInfo } from "./state.js";
-import {
-  type FileInfo,
-  type FullOutput,
-  LANGUAGES,
-  type Language,
-  type OutputStream,
-  RUN_EXIT_CODES,
-  type RunResult,
-} from "./types.js";
 import { HostFiles } from "./upload.js";
-import { resolveWorkspacePath } from "./workspace.js";
 
 export interface ServiceOptions {
   runtime: SandboxRuntime;

@@ -4,11 +4,11 @@
 // run, whose sandbox is gone, in a store of the service's that forgets it after the job
 // retention time. An answer a model reads stays short; nothing the program printed is lost.
 
-import { PolyboxError } from "./errors.js";
-import { humanDuration } from "./human.js";
-import { formatBytes } from "./limits.js";
-import type { OutputStream } from "./types.js";
-import { Workspace } from "./workspace.js";
+import { PolyboxError } from "../errors.js";
+import { humanDuration } from "../human.js";
+import { formatBytes } from "../limits.js";
+import { Workspace } from "../sandbox/workspace.js";
+import type { OutputStream } from "../types.js";
 
 /** Bytes of each stream a result holds before its middle is cut (the service's default). */
 export const DEFAULT_INLINE_OUTPUT_BYTES = 32 * 1024;

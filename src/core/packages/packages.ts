@@ -19,9 +19,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { compare, valid } from "@renovatebot/pep440";
+import { isPolyboxError, PolyboxError } from "../errors.js";
 import { sha256Hex, storeCacheFile } from "./cache-file.js";
 import { type DownloadLabel, DownloadPolicy } from "./download-policy.js";
-import { isPolyboxError, PolyboxError } from "./errors.js";
 import { importedModules } from "./python-deps.js";
 import {
   bestVersion,

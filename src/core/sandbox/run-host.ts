@@ -13,16 +13,16 @@ import type {
   StateAnswer,
   StateImage,
   WheelBlob,
-} from "../protocol/messages.js";
-import type { NetRecordEntry, NetReply, TunnelFrame, TunnelReply } from "../protocol/net.js";
-import type { Isolation } from "./config.js";
-import { PolyboxError } from "./errors.js";
-import type { Limits } from "./limits.js";
-import type { NetSecrets } from "./net-secrets.js";
-import type { PackageResolver } from "./packages.js";
+} from "../../protocol/messages.js";
+import type { NetRecordEntry, NetReply, TunnelFrame, TunnelReply } from "../../protocol/net.js";
+import type { Isolation } from "../config.js";
+import { PolyboxError } from "../errors.js";
+import type { Limits } from "../limits.js";
+import type { NetSecrets } from "../net-secrets.js";
+import type { PackageResolver } from "../packages/packages.js";
+import type { WasmerPackageResolver } from "../packages/wasmer-packages.js";
+import type { Permissions } from "../types.js";
 import type { DataDir } from "./state.js";
-import type { Permissions } from "./types.js";
-import type { WasmerPackageResolver } from "./wasmer-packages.js";
 
 export type OutputFn = (stream: "stdout" | "stderr", text: string) => void;
 

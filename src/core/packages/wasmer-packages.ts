@@ -21,9 +21,9 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { isPolyboxError, PolyboxError } from "../errors.js";
 import { sha256Hex, storeCacheFile } from "./cache-file.js";
 import { type Downloaded, type DownloadLabel, DownloadPolicy } from "./download-policy.js";
-import { isPolyboxError, PolyboxError } from "./errors.js";
 
 /** The public Wasmer registry's GraphQL endpoint. */
 export const WASMER_REGISTRY = "https://registry.wasmer.io/graphql";

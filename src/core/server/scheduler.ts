@@ -6,8 +6,8 @@
 // happen synchronously in `schedule`, so a caller that returns a job id knows the run was accepted.
 
 import os from "node:os";
-import { PolyboxError } from "./errors.js";
-import { humanDuration } from "./human.js";
+import { PolyboxError } from "../errors.js";
+import { humanDuration } from "../human.js";
 
 export interface RateLimit {
   /** Run time (ms) one client may use per window. */

@@ -21,9 +21,9 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import zlib from "node:zlib";
-import { PolyboxError } from "./errors.js";
-import { formatBytes, type Limits } from "./limits.js";
-import type { Language } from "./types.js";
+import { PolyboxError } from "../errors.js";
+import { formatBytes, type Limits } from "../limits.js";
+import type { Language } from "../types.js";
 import { DIR_COST_BYTES, syncDir, type WorkspaceEntry } from "./workspace.js";
 
 export const DEFAULT_DATA_QUOTA_BYTES = 10 * 1024 ** 3;
