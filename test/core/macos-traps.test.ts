@@ -28,11 +28,8 @@ import { readdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  caseInsensitiveAt,
-  forceCaseInsensitive,
-  Workspace,
-} from "../../dist/core/sandbox/workspace.js";
+import { caseInsensitiveAt, forceCaseInsensitive } from "../../dist/core/sandbox/names.js";
+import { Workspace } from "../../dist/core/sandbox/workspace.js";
 import { launcherReport, linuxJailWrapper } from "../../dist/supervisor/jail/launcher.js";
 import {
   engineHostNodeArgs,

@@ -6,11 +6,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  hostNameProblem,
-  Workspace,
-  windowsNameProblem,
-} from "../../dist/core/sandbox/workspace.js";
+import { hostNameProblem, windowsNameProblem } from "../../dist/core/sandbox/names.js";
+import { Workspace } from "../../dist/core/sandbox/workspace.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -15,11 +15,25 @@ import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { FileBlob, FileSync } from "../../protocol/messages.js";
-import { GUEST_WORKSPACE as GUEST_ROOT } from "../../protocol/paths.js";
 import { PolyboxError } from "../errors.js";
 import { formatBytes } from "../limits.js";
 import { makeTempDir } from "../tmp.js";
 import type { FileInfo } from "../types.js";
+import { exists, swapTree, syncDir } from "./durable.js";
+import {
+  asUnstorable,
+  caseInsensitiveAt,
+  droppedNote,
+  hostNameProblem,
+  isStorableName,
+  parentOf,
+  Unstorable,
+} from "./names.js";
+
+// Where a caller's path becomes a workspace-relative one, and how a directory is made durable,
+// kept importable from here.
+export { syncDir } from "./durable.js";
+export { resolveWorkspacePath } from "./names.js";
 
 /**
  * What a directory costs against the quota: a directory takes a block on the host's disk however
@@ -29,62 +43,6 @@ export const DIR_COST_BYTES = 4096;
 
 const costOf = (e: { type: "file" | "dir"; size: number }) =>
   e.type === "dir" ? DIR_COST_BYTES : e.size;
-
-/**
- * Turns a caller's path into a workspace-relative one (`a/b.txt`), or throws. Accepted: relative
- * paths, and absolute ones under /workspace (the path guests see). `..` may not climb out.
- */
-export function resolveWorkspacePath(
-  input: unknown,
-  { allowRoot = false, file = false } = {},
-): string {
-  if (typeof input !== "string") {
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `path must be a string, got ${input === null ? "null" : typeof input}`,
-    );
-  }
-  if (input.includes("\0")) throw new PolyboxError("INVALID_ARGUMENT", "path contains a NUL byte");
-  // A file's path: "d/" names a directory, and writing it would make a file named "d".
-  if (file && /[/\\]$/.test(input))
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `"${input.slice(0, 200)}" ends with a slash, so it names a directory: give a file's path`,
-    );
-  let rest = input.replace(/\\/g, "/");
-  if (rest.startsWith("/")) {
-    if (rest !== GUEST_ROOT && !rest.startsWith(`${GUEST_ROOT}/`)) {
-      throw new PolyboxError(
-        "PATH_OUTSIDE_WORKSPACE",
-        `"${input}" is outside the workspace: use a relative path or one under ${GUEST_ROOT}/`,
-      );
-    }
-    rest = rest.slice(GUEST_ROOT.length);
-  }
-  const parts: string[] = [];
-  for (const part of rest.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") {
-      if (parts.length === 0) {
-        throw new PolyboxError(
-          "PATH_OUTSIDE_WORKSPACE",
-          `"${input}" climbs out of the workspace with ".."`,
-        );
-      }
-      parts.pop();
-    } else parts.push(part);
-  }
-  const rel = parts.join("/");
-  if (parts.some((part) => Buffer.byteLength(part) > 255)) {
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `"${input.slice(0, 80)}…" has a name longer than 255 bytes`,
-    );
-  }
-  if (rel === "" && !allowRoot)
-    throw new PolyboxError("INVALID_ARGUMENT", `"${input}" names the workspace root, not a file`);
-  return rel;
-}
 
 interface Entry {
   type: "file" | "dir";
@@ -524,9 +482,6 @@ export class Workspace {
     place: (hostPath: string, entry: WorkspaceEntry) => Promise<void>,
   ): Promise<void> {
     const home = await this.ownHome();
-    const files = path.join(home, FILES);
-    const fresh = path.join(home, `${FILES}.new`);
-    const old = path.join(home, `${FILES}.old`);
     let bytes = 0;
     for (const e of entries) bytes += costOf(e);
     if (bytes > this.quotaBytes) {
@@ -539,28 +494,11 @@ export class Workspace {
     const grows = bytes - this.bytes;
     if (grows > 0) this.grow(grows);
     try {
-      await fs.rm(fresh, { recursive: true, force: true });
-      await fs.mkdir(fresh);
-      const dirs = entries
-        .filter((e) => e.type === "dir")
-        .sort((a, b) => a.path.length - b.path.length);
-      for (const d of dirs) await fs.mkdir(path.join(fresh, d.path));
-      for (const f of entries) if (f.type === "file") await place(path.join(fresh, f.path), f);
-      if (this.durable) {
-        for (const d of dirs) await syncDir(path.join(fresh, d.path));
-        await syncDir(fresh);
-      }
-      await fs.rm(old, { recursive: true, force: true });
-      await fs.rename(files, old);
-      await fs.rename(fresh, files);
-      if (this.durable) await syncDir(home);
+      await swapTree(home, FILES, entries, place, this.durable);
     } catch (error) {
       if (grows > 0) this.grow(-grows);
-      await fs.rm(fresh, { recursive: true, force: true });
-      if (!(await exists(files)) && (await exists(old))) await fs.rename(old, files);
       throw error;
     }
-    await fs.rm(old, { recursive: true, force: true });
     if (grows < 0) this.grow(grows);
     this.generation++;
     for (const p of this.entries.keys()) this.removedAt.set(p, this.generation);
@@ -684,161 +622,4 @@ export class Workspace {
     this.home = null;
     this.unload();
   }
-}
-
-/** Names a Windows file system refuses, or takes for a device (with any extension). */
-const WINDOWS_DEVICES = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])$/i;
-const WINDOWS_FORBIDDEN = /[<>:"|?*\\\x00-\x1f]/;
-
-/**
- * Why Windows cannot store `name` (one path component) as that name, or null. Windows refuses
- * some of these and silently makes others into something else: `a:b` is stream `b` of file `a`,
- * `name.` and `name ` are `name`, `CON` and `nul.txt` are devices. Case is not checked here (see
- * `Workspace.newTarget`).
- */
-export function windowsNameProblem(name: string): string | null {
-  const bad = WINDOWS_FORBIDDEN.exec(name);
-  if (bad) {
-    const c = bad[0];
-    return c < " "
-      ? `a control character (U+${c.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}) is not allowed in a Windows file name`
-      : `${JSON.stringify(c)} is not allowed in a Windows file name`;
-  }
-  if (/[. ]$/.test(name)) return "Windows drops a trailing dot or space from a file name";
-  const stem = name.split(".")[0]?.trimEnd() ?? "";
-  if (WINDOWS_DEVICES.test(stem))
-    return `Windows reserves ${stem.toUpperCase()} (with any extension) for a device`;
-  return null;
-}
-
-/**
- * Why this host cannot store the workspace-relative path `rel` under that name, or null: on
- * Windows, the first component `windowsNameProblem` refuses; elsewhere every name that reaches
- * here is storable (what the host still refuses, it says with an error).
- */
-export function hostNameProblem(
-  rel: string,
-  platform: NodeJS.Platform = process.platform,
-): string | null {
-  if (platform !== "win32") return null;
-  for (const part of rel.split("/")) {
-    const problem = windowsNameProblem(part);
-    if (problem) return part === rel ? problem : `${JSON.stringify(part)}: ${problem}`;
-  }
-  return null;
-}
-
-/** What the probe found, per directory it probed: workspaces' parents, a handful per process. */
-const caseProbes = new Map<string, Promise<boolean>>();
-let forcedCase: boolean | null = null;
-
-/**
- * Whether the volume holding `dir` takes names that differ only in case for one name (APFS and
- * NTFS as they come): a file made there under a lower-case name is looked up under its upper-case
- * one. Asked once per directory and process; a probe that cannot be made answers false, leaving
- * the check on each write (`newTarget`) to catch a twin.
- */
-export function caseInsensitiveAt(dir: string): Promise<boolean> {
-  if (forcedCase !== null) return Promise.resolve(forcedCase);
-  let probe = caseProbes.get(dir);
-  if (!probe) {
-    probe = (async () => {
-      const name = `.polybox-case-${randomUUID().replace(/-/g, "")}`;
-      const lower = path.join(dir, name);
-      try {
-        await (await fs.open(lower, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600)).close();
-      } catch {
-        return false;
-      }
-      try {
-        return (await fs.lstat(path.join(dir, name.toUpperCase())).catch(() => null)) !== null;
-      } finally {
-        await fs.rm(lower, { force: true });
-      }
-    })();
-    caseProbes.set(dir, probe);
-  }
-  return probe;
-}
-
-/**
- * For tests on a case-sensitive host (index.ts does not export it): what `caseInsensitiveAt`
- * answers from now on (null: probe again). Workspaces that already probed keep what they found.
- */
-export function forceCaseInsensitive(value: boolean | null): void {
-  forcedCase = value;
-}
-
-/** A path the host cannot store under its name: a run's change to it is left out with a note. */
-class Unstorable extends PolyboxError {
-  constructor(
-    readonly path: string,
-    readonly why: string,
-  ) {
-    super("INVALID_ARGUMENT", `"${path}" cannot be stored on this host: ${why}`);
-  }
-}
-
-/**
- * The error as an Unstorable for `rel`, or null. Besides this module's own checks, on Windows the
- * codes with which its file system refuses a name (a device, a stream, a name it will not make).
- */
-function asUnstorable(error: unknown, rel: string): Unstorable | null {
-  if (error instanceof Unstorable) return error;
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (
-    process.platform === "win32" &&
-    code &&
-    ["EINVAL", "ENOENT", "EEXIST", "EPERM"].includes(code)
-  )
-    return new Unstorable(rel, `the host's file system refused the name (${code})`);
-  return null;
-}
-
-const MAX_NOTED_NAMES = 5;
-
-function droppedNote(dropped: readonly Unstorable[]): string {
-  const names = dropped
-    .slice(0, MAX_NOTED_NAMES)
-    .map(
-      (d) =>
-        `${JSON.stringify(d.path.length > 200 ? `${d.path.slice(0, 200)}…` : d.path)} (${d.why})`,
-    )
-    .join(", ");
-  const more =
-    dropped.length > MAX_NOTED_NAMES ? ` and ${dropped.length - MAX_NOTED_NAMES} more` : "";
-  return `not kept in the workspace, as this host cannot store the name: ${names}${more}`;
-}
-
-/** Whether a name read from disk is one the workspace would store under itself. */
-function isStorableName(rel: string): boolean {
-  try {
-    return resolveWorkspacePath(rel) === rel;
-  } catch {
-    return false;
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  return (await fs.lstat(p).catch(() => null)) !== null;
-}
-
-/**
- * Makes a directory's entries (a rename, a new name) durable. Windows cannot open a directory
- * for this; there the rename's own guarantees are what there is.
- */
-export async function syncDir(dir: string): Promise<void> {
-  if (process.platform === "win32") return;
-  const handle = await fs.open(dir, C.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The parent of a workspace-relative path ("" at the top). */
-function parentOf(relPath: string): string {
-  const slash = relPath.lastIndexOf("/");
-  return slash < 0 ? "" : relPath.slice(0, slash);
 }
