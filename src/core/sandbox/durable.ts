@@ -1,7 +1,9 @@
-// Trusted side: changes to a tree of files on disk that a crash cannot leave half made. A new
-// name or a rename is made durable by syncing its directory; a whole tree is replaced by
-// building the new one beside it and swapping the two with renames.
+// Trusted side: changes to files on disk that a crash cannot leave half made, for the workspace
+// and the data directory. A new name or a rename is made durable by syncing its directory; a
+// small file is staged, synced and renamed over the old; a whole tree is replaced by building the
+// new one beside it and swapping the two with renames.
 
+import { createHash, randomUUID } from "node:crypto";
 import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -68,4 +70,52 @@ export async function swapTree<E extends TreeEntry>(
     throw error;
   }
   await fs.rm(old, { recursive: true, force: true });
+}
+
+/** Bytes of the regular files under `dir`, and `dirCost` per directory (a workspace counts them). */
+export async function treeBytes(dir: string, dirCost: number): Promise<number> {
+  let n = 0;
+  for (const d of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = path.join(dir, d.name);
+    if (d.isDirectory()) n += dirCost + (await treeBytes(p, dirCost));
+    else if (d.isFile()) n += (await fs.lstat(p)).size;
+  }
+  return n;
+}
+
+/** The sha256 of a file's content, read without following a symlink. */
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash("sha256");
+  const handle = await fs.open(file, C.O_RDONLY | (C.O_NOFOLLOW ?? 0));
+  try {
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1024 * 1024 }))
+      hash.update(chunk as Buffer);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  return hash.digest("hex");
+}
+
+/** Makes a file's content durable. */
+export async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, C.O_RDONLY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes a small file so that a crash leaves the old one or the new one: staged, synced, renamed. */
+export async function writeAtomic(file: string, text: string): Promise<void> {
+  const staged = `${file}.${randomUUID()}.tmp`;
+  const handle = await fs.open(staged, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fs.rename(staged, file);
+  await syncDir(path.dirname(file));
 }

@@ -82,11 +82,11 @@ export async function captureFiles(
   workspace: Workspace,
   state: DataDir,
 ): Promise<WorkspaceEntry[]> {
-  const entries = await workspace.describe((host) => state.ingest(host));
+  const entries = await workspace.describe((host) => state.objects.ingest(host));
   for (const e of entries) {
     // A hash known from before may name an object collected since (its snapshots deleted).
-    if (e.hash && !(await state.hasObject(e.hash)))
-      e.hash = await state.ingest(await workspace.hostFile(e.path));
+    if (e.hash && !(await state.objects.has(e.hash)))
+      e.hash = await state.objects.ingest(await workspace.hostFile(e.path));
   }
   return entries;
 }
@@ -154,7 +154,8 @@ export async function restoreState(
   if (!host.restoreState) return failed(`${engine} interpreters are not restored`);
   const maxBytes = limits.memoryMb * 1024 * 1024;
   try {
-    const data = state.data ?? (await parts.runtime.state.loadState(state.hash ?? "", maxBytes));
+    const data =
+      state.data ?? (await parts.runtime.state.objects.loadState(state.hash ?? "", maxBytes));
     const answer = await host.restoreState(
       session,
       language as EngineLanguage,

@@ -302,7 +302,7 @@ export class Sandbox {
         if (taken) {
           await state.serial(() =>
             target.workspace.replace(taken.entries, (dest, e) =>
-              state.materialize(e.hash!, dest, e.mtimeMs),
+              state.objects.materialize(e.hash!, dest, e.mtimeMs),
             ),
           );
         } else {
@@ -352,7 +352,7 @@ export class Sandbox {
         const records: Partial<Record<Language, StateRecord>> = {};
         for (const [language, c] of captured) {
           const p = c.pending;
-          const hash = p?.hash ?? (p?.data ? await state.storeState(p.data) : undefined);
+          const hash = p?.hash ?? (p?.data ? await state.objects.storeState(p.data) : undefined);
           records[language] = { ...c.info, ...(hash ? { hash } : {}) };
         }
         return state.saveSnapshot(
@@ -378,7 +378,9 @@ export class Sandbox {
       await state.init();
       const { info, entries, states } = await state.snapshot(this.scope, snapshotId);
       await state.serial(() =>
-        this.workspace.replace(entries, (dest, e) => state.materialize(e.hash!, dest, e.mtimeMs)),
+        this.workspace.replace(entries, (dest, e) =>
+          state.objects.materialize(e.hash!, dest, e.mtimeMs),
+        ),
       );
       for (const language of LANGUAGES) this.host.dispose(this.sessionKey(language));
       this.interpreters.synced.clear();

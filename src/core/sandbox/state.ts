@@ -15,16 +15,15 @@
 // using the library); on disk it is a hash, so a token never lands in a path.
 
 import { createHash, randomUUID } from "node:crypto";
-import { constants as C } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-import zlib from "node:zlib";
 import { PolyboxError } from "../errors.js";
 import { formatBytes, type Limits } from "../limits.js";
 import type { Language } from "../types.js";
-import { DIR_COST_BYTES, syncDir, type WorkspaceEntry } from "./workspace.js";
+import { exists, treeBytes, writeAtomic } from "./durable.js";
+import { ObjectStore } from "./objects.js";
+import { DIR_COST_BYTES, type WorkspaceEntry } from "./workspace.js";
 
 export const DEFAULT_DATA_QUOTA_BYTES = 10 * 1024 ** 3;
 export const DEFAULT_MAX_SNAPSHOTS = 32;
@@ -148,7 +147,6 @@ export class DataDir {
   readonly maxSnapshotsPerSandbox: number;
   readonly maxSnapshotBytesPerSandbox: number;
   private ready: Promise<void> | null = null;
-  private objectBytes = 0;
   /** Bytes of each named workspace (by directory), loaded or not. */
   private readonly workspaceBytes = new Map<string, number>();
   /** Bytes of each named sandbox's own entries (by directory): see NAMED_SANDBOX_COST_BYTES. */
@@ -159,8 +157,14 @@ export class DataDir {
   private readonly lostIds = new Map<string, string>();
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** Snapshots' files and interpreter states, by sha256. */
+  readonly objects: ObjectStore;
+
   constructor(options: DataDirOptions) {
     this.root = path.resolve(options.root);
+    this.objects = new ObjectStore(this.p("objects"), this.p("tmp", String(process.pid)), (bytes) =>
+      this.check(bytes),
+    );
     this.quotaBytes = positive("dataDirQuotaBytes", options.quotaBytes ?? DEFAULT_DATA_QUOTA_BYTES);
     this.maxSnapshotsPerSandbox = positive(
       "maxSnapshotsPerSandbox",
@@ -174,7 +178,7 @@ export class DataDir {
 
   /** Bytes the directory holds now, as counted against `dataDirQuotaBytes`. */
   get usedBytes(): number {
-    let n = this.objectBytes;
+    let n = this.objects.bytes;
     for (const b of this.workspaceBytes.values()) n += b;
     for (const b of this.namedBytes.values()) n += b;
     return n;
@@ -204,7 +208,7 @@ export class DataDir {
         await fs.rm(this.p("tmp", name), { recursive: true, force: true });
     }
     await fs.mkdir(this.p("tmp", String(process.pid)), { recursive: true });
-    this.objectBytes = await treeBytes(this.p("objects"), 0);
+    this.objects.bytes = await treeBytes(this.p("objects"), 0);
     for (const scope of await names(this.p("scopes"))) {
       for (const name of await names(this.p("scopes", scope, "sandboxes"))) {
         const dir = this.p("scopes", scope, "sandboxes", name);
@@ -338,100 +342,6 @@ export class DataDir {
   }
 
   /**
-   * Stores a file's content as an object (if no object has it yet) and returns its sha256. The
-   * file is linked into the store's staging area first, where nobody can change it, and hashed
-   * there; a copy where linking fails.
-   */
-  async ingest(hostPath: string): Promise<string> {
-    const staged = this.p("tmp", String(process.pid), randomUUID());
-    const st = await fs.lstat(hostPath);
-    if (!st.isFile()) throw new PolyboxError("NOT_A_FILE", "a snapshot holds regular files only");
-    const linked = await fs.link(hostPath, staged).then(
-      () => true,
-      () => false,
-    );
-    if (!linked) {
-      this.check(st.size);
-      await fs.copyFile(hostPath, staged, C.COPYFILE_EXCL);
-    }
-    try {
-      const hash = await sha256File(staged);
-      const target = this.objectPath(hash);
-      if (await exists(target)) return hash;
-      if (linked) this.check(st.size);
-      if (!linked) await syncFile(staged);
-      await fs.mkdir(path.dirname(target), { recursive: true });
-      await fs.rename(staged, target);
-      this.objectBytes += st.size;
-      return hash;
-    } finally {
-      await fs.rm(staged, { force: true });
-    }
-  }
-
-  hasObject(hash: string): Promise<boolean> {
-    return exists(this.objectPath(hash));
-  }
-
-  /** Puts an object's content at `dest`: a hard link, or a copy where the file system refuses. */
-  async materialize(hash: string, dest: string, mtimeMs: number): Promise<void> {
-    const source = this.objectPath(hash);
-    try {
-      await fs.link(source, dest);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new PolyboxError(
-          "SNAPSHOT_NOT_FOUND",
-          "a file of the snapshot is missing from the store",
-          { cause: error },
-        );
-      }
-      await fs.copyFile(source, dest, C.COPYFILE_EXCL);
-      const t = new Date(mtimeMs);
-      await fs.utimes(dest, t, t).catch(() => undefined);
-    }
-  }
-
-  /**
-   * Stores an interpreter's captured state as an object (gzip: a QuickJS heap is mostly empty
-   * pages) and returns its hash. Counts against `dataDirQuotaBytes` like a file.
-   */
-  async storeState(data: Uint8Array): Promise<string> {
-    const packed = await gzip(data, { level: 1 });
-    const hash = createHash("sha256").update(packed).digest("hex");
-    const target = this.objectPath(hash);
-    if (await exists(target)) return hash;
-    this.check(packed.byteLength);
-    const staged = this.p("tmp", String(process.pid), randomUUID());
-    const handle = await fs.open(staged, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
-    try {
-      await handle.writeFile(packed);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    await fs.rename(staged, target);
-    this.objectBytes += packed.byteLength;
-    return hash;
-  }
-
-  /** A stored state's bytes, at most `maxBytes` of them (a larger one is not a state we stored). */
-  async loadState(hash: string, maxBytes: number): Promise<Uint8Array> {
-    const packed = await fs.readFile(this.objectPath(hash)).catch((error: unknown) => {
-      throw new PolyboxError(
-        "SNAPSHOT_NOT_FOUND",
-        "a state of the snapshot is missing from the store",
-        {
-          cause: error,
-        },
-      );
-    });
-    const data = await gunzip(packed, { maxOutputLength: Math.max(1, maxBytes) });
-    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  }
-
-  /**
    * Checks a new snapshot against its sandbox's limits (count and bytes) before any file is
    * stored. `bytes`: the workspace's files as it holds them.
    */
@@ -551,15 +461,7 @@ export class DataDir {
           for (const e of m.entries) if (e.hash) wanted.add(e.hash);
           for (const st of Object.values(m.states ?? {})) if (st?.hash) wanted.add(st.hash);
         }
-      for (const ab of await names(this.p("objects"))) {
-        for (const rest of await names(this.p("objects", ab))) {
-          if (wanted.has(ab + rest)) continue;
-          const file = this.p("objects", ab, rest);
-          const st = await fs.lstat(file).catch(() => null);
-          await fs.rm(file, { force: true });
-          if (st) this.objectBytes -= st.size;
-        }
-      }
+      await this.objects.sweep(wanted);
     });
   }
 
@@ -630,10 +532,6 @@ export class DataDir {
     return out;
   }
 
-  private objectPath(hash: string): string {
-    return this.p("objects", hash.slice(0, 2), hash.slice(2));
-  }
-
   private p(...parts: string[]): string {
     return path.join(this.root, ...parts);
   }
@@ -657,9 +555,6 @@ function infoOf(m: Manifest): SnapshotInfo {
   };
 }
 
-const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
-
 /** The bytes of a snapshot's interpreter states, as captured. */
 function stateBytes(state: SnapshotInfo["state"] | undefined): number {
   let n = 0;
@@ -680,56 +575,6 @@ function positive(option: string, n: number): number {
 
 async function names(dir: string): Promise<string[]> {
   return fs.readdir(dir).catch(() => []);
-}
-
-async function exists(p: string): Promise<boolean> {
-  return (await fs.lstat(p).catch(() => null)) !== null;
-}
-
-/** Bytes of the regular files under `dir`, and `dirCost` per directory (a workspace counts them). */
-async function treeBytes(dir: string, dirCost: number): Promise<number> {
-  let n = 0;
-  for (const d of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    const p = path.join(dir, d.name);
-    if (d.isDirectory()) n += dirCost + (await treeBytes(p, dirCost));
-    else if (d.isFile()) n += (await fs.lstat(p)).size;
-  }
-  return n;
-}
-
-async function sha256File(file: string): Promise<string> {
-  const hash = createHash("sha256");
-  const handle = await fs.open(file, C.O_RDONLY | (C.O_NOFOLLOW ?? 0));
-  try {
-    for await (const chunk of handle.createReadStream({ highWaterMark: 1024 * 1024 }))
-      hash.update(chunk as Buffer);
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-  return hash.digest("hex");
-}
-
-async function syncFile(file: string): Promise<void> {
-  const handle = await fs.open(file, C.O_RDONLY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Writes a small file so that a crash leaves the old one or the new one: staged, synced, renamed. */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const staged = `${file}.${randomUUID()}.tmp`;
-  const handle = await fs.open(staged, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.rename(staged, file);
-  await syncDir(path.dirname(file));
 }
 
 function alive(pid: number): boolean {
