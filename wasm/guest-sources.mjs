@@ -1,10 +1,12 @@
-// Guest code written in other languages than TypeScript: the Python runner and the native agent's
-// drivers, kept in real .py, .sh and .cjs files under src/guest/ so that tools read them.
+// Guest code written in other languages than TypeScript: the Python runner, the JavaScript prelude
+// and the native agent's drivers, kept in real .py, .sh, .js and .cjs files under src/guest/ so
+// that tools read them (tsc compiles no .js there: tsconfig.guest.json type-checks the prelude).
 //   node wasm/guest-sources.mjs          copies them into dist/guest/, next to the compiled
 //                                           modules that read them (`npm run build`, after tsc)
 //   node wasm/guest-sources.mjs --check  checks them (`npm run lint`): Python compiled by
 //                                           python3 with warnings as errors, Bash parsed by
-//                                           `bash -n`, JavaScript by `node --check`
+//                                           `bash -n`, JavaScript by `node --check` (the
+//                                           prelude's .js as classic scripts)
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -19,7 +21,21 @@ const CHECKS = {
   ".py": (files) => [["python3", ["-W", "error", "-c", COMPILE_ALL, ...files]]],
   ".sh": (files) => files.map((file) => ["bash", ["-n", file]]),
   ".cjs": (files) => files.map((file) => [process.execPath, ["--check", file]]),
+  // Not `node --check`, which takes a .js file here for an ES module (package.json's "type"):
+  // the prelude is a classic script, in sloppy mode, each of its files one on its own too.
+  ".js": (files) => [[process.execPath, ["-e", PARSE_SCRIPTS, ...files]]],
 };
+/** Parses each file named as a classic script, as QuickJS's evalCode takes the prelude. */
+const PARSE_SCRIPTS = [
+  'const { readFileSync } = require("node:fs");',
+  'const { Script } = require("node:vm");',
+  "let failed = false;",
+  "for (const name of process.argv.slice(1)) {",
+  '  try { new Script(readFileSync(name, "utf8"), { filename: name }); }',
+  "  catch (e) { failed = true; console.error(name + ': ' + e.message); }",
+  "}",
+  "process.exit(failed ? 1 : 0);",
+].join("\n");
 /** What `python3 -m py_compile` checks (every file, each error shown), writing no __pycache__. */
 const COMPILE_ALL = [
   "import sys, traceback",

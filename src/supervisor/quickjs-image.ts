@@ -4,10 +4,10 @@
 // guest code (make-quickjs-image.js, under the permission model like the Python snapshot's
 // builder), kept in the cache directory with a sha256 sidecar, and keyed by everything it is
 // made of: the QuickJS module's bytes, quickjs-emscripten's version, node-inspect's source and
-// the engine's compiled code (which holds the prelude). An image of another key is never used.
+// the engine's compiled code and the prelude's files. An image of another key is never used.
 
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { type LogFn, silentLog } from "../core/log.js";
@@ -24,6 +24,11 @@ function imageInputs(): string[] {
     require.resolve("quickjs-emscripten/package.json"),
     require.resolve("node-inspect-extracted"),
     ...["engine.js", "prelude.js", "boot-image.js"].map((f) => path.join(engineDir, f)),
+    // The guest source the build copies beside prelude.js, every file of it (sorted: a stable key).
+    ...readdirSync(path.join(engineDir, "prelude"))
+      .filter((f) => f.endsWith(".js"))
+      .sort()
+      .map((f) => path.join(engineDir, "prelude", f)),
     path.join(DIST_DIR, "guest", "engine-host", "make-quickjs-image.js"),
   ];
 }
