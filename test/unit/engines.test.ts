@@ -1,8 +1,9 @@
 // Unit tier: worker-side pieces that need no WASM (output cap, import rewriting, JS memfs).
+import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OutputSink, truncateUtf8 } from "../../dist/guest/engines/common/output.js";
 import { MemFs } from "../../dist/guest/engines/javascript/memfs.js";
-import { rewriteImports } from "../../dist/guest/engines/javascript/prelude.js";
+import { PRELUDE_FILES, rewriteImports } from "../../dist/guest/engines/javascript/prelude.js";
 
 describe("OutputSink", () => {
   it("keeps at most maxBytes per stream and reports the overflow once", () => {
@@ -29,6 +30,17 @@ describe("OutputSink", () => {
   it("never splits a UTF-8 character", () => {
     expect(truncateUtf8("héllo", 2)).toBe("h");
     expect(truncateUtf8("€€", 4)).toBe("€");
+  });
+});
+
+describe("the JavaScript prelude's files", () => {
+  it("are each joined into the prelude, once", () => {
+    // A file added to src/guest/engines/javascript/prelude/ and not to PRELUDE_FILES would be
+    // copied to dist/ and type-checked, yet never evaluated.
+    const dir = new URL("../../src/guest/engines/javascript/prelude/", import.meta.url);
+    const onDisk = readdirSync(dir).filter((name) => name.endsWith(".js"));
+    expect([...PRELUDE_FILES].sort()).toEqual(onDisk.sort());
+    expect(new Set(PRELUDE_FILES).size).toBe(PRELUDE_FILES.length);
   });
 });
 
