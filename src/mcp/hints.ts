@@ -86,6 +86,8 @@ export function toolHint(error: PolyboxError): string | undefined {
           error.details.limit === "dataDirQuotaBytes"
           ? "delete snapshots with delete_snapshot, or named sandboxes with close_sandbox and delete: true"
           : undefined;
+      case "CODE_TOO_LARGE":
+        return "send large data as a file (the files argument, write_file or upload_file) and read it from the code";
       case "JOB_NOT_FOUND":
         return "use a job_id returned by a call with async: true";
       case "SERVER_BUSY":

@@ -4,5 +4,5 @@
 export { SandboxFiles } from "./files.js";
 export { DEFAULT_PRINCIPAL, type OneShotOptions, run } from "./one-shot.js";
 export type { NamedSandboxInfo } from "./persistence.js";
-export { checkLanguage } from "./run-request.js";
+export { checkCode, checkLanguage } from "./run-request.js";
 export * from "./sandbox.js";

@@ -76,7 +76,8 @@ export function checkCode(code: unknown, limits: Readonly<Limits>): asserts code
   if (codeBytes > limits.maxCodeBytes) {
     throw new PolyboxError(
       "CODE_TOO_LARGE",
-      `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", limits.maxCodeBytes)}`,
+      `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", limits.maxCodeBytes)}; put large data in a file and read it from the code`,
+      { details: { limit: "maxCodeBytes", value: limits.maxCodeBytes } },
     );
   }
 }

@@ -4,11 +4,12 @@
 // run, whose sandbox is gone, in a store of the service's that forgets it after the job
 // retention time. An answer a model reads stays short; nothing the program printed is lost.
 
-import { PolyboxError } from "../errors.js";
+import { isPolyboxError, PolyboxError } from "../errors.js";
 import { humanDuration } from "../human.js";
 import { formatBytes } from "../limits.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { Workspace } from "../sandbox/workspace.js";
-import type { OutputStream } from "../types.js";
+import type { FullOutput, OutputStream, RunResult } from "../types.js";
 
 /** Bytes of each stream a result holds before its middle is cut (the service's default). */
 export const DEFAULT_INLINE_OUTPUT_BYTES = 32 * 1024;
@@ -171,4 +172,91 @@ function fileName(runId: string, stream: OutputStream): string {
   if (!/^[A-Za-z0-9-]{1,64}$/.test(runId))
     throw new PolyboxError("INVALID_ARGUMENT", `${JSON.stringify(runId)} is not a run id`);
   return `${runId}.${stream}`;
+}
+
+/**
+ * A result whose streams fit `inlineOutputBytes`: a longer one keeps its head and tail, and
+ * the whole of it is kept where `fullOutput` says.
+ */
+export async function shortened(
+  kept: KeptOutputs,
+  inlineOutputBytes: number,
+  owner: string,
+  sandbox: Sandbox | null,
+  runId: string,
+  result: RunResult,
+): Promise<RunResult> {
+  const long = (["stdout", "stderr"] as const).filter(
+    (stream) => Buffer.byteLength(result[stream]) > inlineOutputBytes,
+  );
+  if (long.length === 0) return result;
+  const out: RunResult = { ...result };
+  const fullOutput: Partial<Record<OutputStream, FullOutput>> = { ...result.fullOutput };
+  const notes = [...(result.notes ?? [])];
+  for (const stream of long) {
+    const whole = result[stream];
+    const bytes = Buffer.byteLength(whole);
+    let where: string;
+    try {
+      const stored = await keepStream(kept, owner, sandbox, runId, stream, whole, notes);
+      fullOutput[stream] = stored;
+      where =
+        stored.path !== null
+          ? `the whole of it is in the workspace at ${stored.path}`
+          : `the whole of it is kept for ${humanDuration(kept.retentionMs)} as ${stream} of run ${runId}`;
+    } catch (error) {
+      if (!isPolyboxError(error)) throw error;
+      where = "the rest could not be kept";
+      notes.push(`the whole ${stream} (${bytes} bytes) could not be kept: ${error.message}`);
+    }
+    out[stream] = headAndTail(whole, inlineOutputBytes, cutMarker(stream, bytes, where));
+  }
+  if (Object.keys(fullOutput).length > 0) out.fullOutput = fullOutput;
+  if (notes.length > 0) out.notes = notes;
+  return out;
+}
+
+/**
+ * Keeps a whole stream: in the run's sandbox if it has one and room, else in the service's
+ * store. Called inside the sandbox's exclusive section (Sandbox.runThen), hence `workspace`.
+ */
+async function keepStream(
+  keptOutputs: KeptOutputs,
+  owner: string,
+  sandbox: Sandbox | null,
+  runId: string,
+  stream: OutputStream,
+  text: string,
+  notes: string[],
+): Promise<FullOutput> {
+  const data = Buffer.from(text);
+  const bytes = data.length;
+  if (sandbox !== null) {
+    const path = `${OUTPUT_DIR}/${runId}.${stream}`;
+    try {
+      await sandbox.workspace.write(path, data);
+      // The copy is kept: failing to tidy older ones (the guest may have moved them) is no
+      // reason to say otherwise.
+      await pruneKeptFiles(sandbox).catch(() => undefined);
+      return { bytes, runId, sandboxId: sandbox.id, path, expiresAt: null };
+    } catch (error) {
+      if (!isPolyboxError(error)) throw error;
+      notes.push(
+        `the whole ${stream} could not be put in the sandbox's workspace (${error.message}); it is kept for ${humanDuration(keptOutputs.retentionMs)} instead`,
+      );
+    }
+  }
+  const expiresAt = await keptOutputs.keep(owner, runId, stream, text);
+  return { bytes, runId, sandboxId: null, path: null, expiresAt };
+}
+
+/** Removes the oldest kept output files of a sandbox past MAX_OUTPUT_FILES_PER_SANDBOX. */
+async function pruneKeptFiles(sandbox: Sandbox): Promise<void> {
+  const files = sandbox.workspace
+    .list(OUTPUT_DIR)
+    .filter((f) => f.type === "file")
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const old of files.slice(MAX_OUTPUT_FILES_PER_SANDBOX)) {
+    await sandbox.workspace.remove(old.path);
+  }
 }

@@ -12,11 +12,11 @@
 import { randomUUID } from "node:crypto";
 import { isPolyboxError, PolyboxError } from "../errors.js";
 import { allowedHostEnv } from "../host-env.js";
-import { humanDuration } from "../human.js";
-import { describeLimit, type Limits, resolveLimits } from "../limits.js";
+import { type Limits, resolveLimits } from "../limits.js";
 import { sniff } from "../mime.js";
 import type { NetSecret } from "../net-secrets.js";
 import {
+  checkCode,
   checkLanguage,
   type EngineKind,
   type NamedSandboxInfo,
@@ -28,7 +28,6 @@ import type { SnapshotInfo } from "../sandbox/state.js";
 import { resolveWorkspacePath } from "../sandbox/workspace.js";
 import {
   type FileInfo,
-  type FullOutput,
   LANGUAGES,
   type Language,
   type OutputStream,
@@ -37,13 +36,10 @@ import {
 } from "../types.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import {
-  cutMarker,
   DEFAULT_INLINE_OUTPUT_BYTES,
-  headAndTail,
   KeptOutputs,
-  MAX_OUTPUT_FILES_PER_SANDBOX,
   MIN_INLINE_OUTPUT_BYTES,
-  OUTPUT_DIR,
+  shortened,
 } from "./kept-output.js";
 import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
@@ -233,79 +229,6 @@ export class SandboxService {
     return this.keptOutputs.read(caller.owner, runId, stream);
   }
 
-  /**
-   * A result whose streams fit `inlineOutputBytes`: a longer one keeps its head and tail, and
-   * the whole of it is kept where `fullOutput` says.
-   */
-  private async keepLongOutput(
-    caller: Caller,
-    sandbox: Sandbox | null,
-    runId: string,
-    result: RunResult,
-  ): Promise<RunResult> {
-    const long = (["stdout", "stderr"] as const).filter(
-      (stream) => Buffer.byteLength(result[stream]) > this.inlineOutputBytes,
-    );
-    if (long.length === 0) return result;
-    const out: RunResult = { ...result };
-    const fullOutput: Partial<Record<OutputStream, FullOutput>> = { ...result.fullOutput };
-    const notes = [...(result.notes ?? [])];
-    for (const stream of long) {
-      const whole = result[stream];
-      const bytes = Buffer.byteLength(whole);
-      let where: string;
-      try {
-        const kept = await this.keepStream(caller, sandbox, runId, stream, whole, notes);
-        fullOutput[stream] = kept;
-        where =
-          kept.path !== null
-            ? `the whole of it is in the workspace at ${kept.path}`
-            : `the whole of it is kept for ${humanDuration(this.keptOutputs.retentionMs)} as ${stream} of run ${runId}`;
-      } catch (error) {
-        if (!isPolyboxError(error)) throw error;
-        where = "the rest could not be kept";
-        notes.push(`the whole ${stream} (${bytes} bytes) could not be kept: ${error.message}`);
-      }
-      out[stream] = headAndTail(whole, this.inlineOutputBytes, cutMarker(stream, bytes, where));
-    }
-    if (Object.keys(fullOutput).length > 0) out.fullOutput = fullOutput;
-    if (notes.length > 0) out.notes = notes;
-    return out;
-  }
-
-  /**
-   * Keeps a whole stream: in the run's sandbox if it has one and room, else in the service's
-   * store. Called inside the sandbox's exclusive section (Sandbox.runThen), hence `workspace`.
-   */
-  private async keepStream(
-    caller: Caller,
-    sandbox: Sandbox | null,
-    runId: string,
-    stream: OutputStream,
-    text: string,
-    notes: string[],
-  ): Promise<FullOutput> {
-    const data = Buffer.from(text);
-    const bytes = data.length;
-    if (sandbox !== null) {
-      const path = `${OUTPUT_DIR}/${runId}.${stream}`;
-      try {
-        await sandbox.workspace.write(path, data);
-        // The copy is kept: failing to tidy older ones (the guest may have moved them) is no
-        // reason to say otherwise.
-        await pruneKeptFiles(sandbox).catch(() => undefined);
-        return { bytes, runId, sandboxId: sandbox.id, path, expiresAt: null };
-      } catch (error) {
-        if (!isPolyboxError(error)) throw error;
-        notes.push(
-          `the whole ${stream} could not be put in the sandbox's workspace (${error.message}); it is kept for ${humanDuration(this.keptOutputs.retentionMs)} instead`,
-        );
-      }
-    }
-    const expiresAt = await this.keptOutputs.keep(caller.owner, runId, stream, text);
-    return { bytes, runId, sandboxId: null, path: null, expiresAt };
-  }
-
   /** A job of the caller's; another owner's is JOB_NOT_FOUND, as an unknown id is. */
   jobStatus(caller: Caller, id: string): JobInfo {
     return this.jobs.status(id, caller.owner);
@@ -338,7 +261,7 @@ export class SandboxService {
 
   /**
    * Validates, then schedules; a result's long output is kept under `runId` (see
-   * keepLongOutput). Not async on purpose: admission errors must throw synchronously.
+   * shortened). Not async on purpose: admission errors must throw synchronously.
    */
   private start(caller: Caller, request: ExecuteRequest, how: StartOptions): Promise<RunResult> {
     const { language, code, files } = this.validate(caller, request);
@@ -364,11 +287,25 @@ export class SandboxService {
           principal: caller.owner,
           ...options,
         });
-        return this.keepLongOutput(caller, null, how.runId, result);
+        return shortened(
+          this.keptOutputs,
+          this.inlineOutputBytes,
+          caller.owner,
+          null,
+          how.runId,
+          result,
+        );
       }
       for (const [path, data] of Object.entries(files)) await sandbox.files.write(path, data);
       return sandbox.runThen(language, code, options, (result) =>
-        this.keepLongOutput(caller, sandbox, how.runId, result),
+        shortened(
+          this.keptOutputs,
+          this.inlineOutputBytes,
+          caller.owner,
+          sandbox,
+          how.runId,
+          result,
+        ),
       );
     };
     // Queued or running, the run keeps its sandbox from counting as idle.
@@ -430,19 +367,11 @@ export class SandboxService {
     files: Record<string, string | Uint8Array>;
   } {
     const language = checkLanguage(request.language);
-    if (typeof request.code !== "string")
-      throw new PolyboxError("INVALID_ARGUMENT", "code must be a string");
     const limits: Limits =
       request.sandboxId === undefined
         ? { ...this.runtime.limits }
         : { ...this.sandbox(caller, request.sandboxId).limits };
-    const codeBytes = Buffer.byteLength(request.code);
-    if (codeBytes > limits.maxCodeBytes) {
-      throw new PolyboxError(
-        "CODE_TOO_LARGE",
-        `code is ${codeBytes} bytes, over the limit ${describeLimit("maxCodeBytes", limits.maxCodeBytes)}; put large data in a file (files or write_file) and read it from the code`,
-      );
-    }
+    checkCode(request.code, limits);
     if (request.timeoutMs !== undefined)
       resolveLimits(limits, { timeoutMs: request.timeoutMs }, this.runtime.maxLimits);
     const files = request.files ?? {};
@@ -655,17 +584,6 @@ export class SandboxService {
     await this.jobs.close();
     await this.sandboxes.closeAll();
     await this.keptOutputs.close();
-  }
-}
-
-/** Removes the oldest kept output files of a sandbox past MAX_OUTPUT_FILES_PER_SANDBOX. */
-async function pruneKeptFiles(sandbox: Sandbox): Promise<void> {
-  const files = sandbox.workspace
-    .list(OUTPUT_DIR)
-    .filter((f) => f.type === "file")
-    .sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const old of files.slice(MAX_OUTPUT_FILES_PER_SANDBOX)) {
-    await sandbox.workspace.remove(old.path);
   }
 }
 
