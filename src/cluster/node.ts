@@ -22,6 +22,7 @@ import {
   type SandboxEvents,
   type SandboxService,
 } from "../index.js";
+import { readBoundedBody, sendJson } from "../mcp/http-guard.js";
 import { type ClusterKeys, checkRequest, clusterKeys, NonceCache, sha256Hex } from "./auth.js";
 import { LocalClients } from "./local.js";
 import {
@@ -43,7 +44,6 @@ import {
   MAX_FORWARD_BYTES,
   NODE_PATH,
   type RunJobData,
-  readLimited,
 } from "./wire.js";
 
 export interface ClusterOptions {
@@ -338,9 +338,7 @@ export class ClusterNode {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const send = (status: number, body: unknown): void => {
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown) => sendJson(res, status, body);
     // Before the body is read: only a router of this cluster gets that far, and each request once.
     const checked = checkRequest(
       this.keys.requests,
@@ -355,11 +353,8 @@ export class ClusterNode {
       return send(401, { error: `unauthorized: ${checked.refused}` });
     }
     if (req.method !== "POST") return send(405, { error: "POST only" });
-    const raw = await readLimited(req, MAX_FORWARD_BYTES);
-    if (raw === null) {
-      res.setHeader("connection", "close");
-      return send(413, { error: `request body over ${MAX_FORWARD_BYTES} bytes` });
-    }
+    const raw = await readBoundedBody(req, res, MAX_FORWARD_BYTES);
+    if (raw === null) return;
     if (sha256Hex(raw) !== checked.bodyDigest)
       return send(401, { error: "unauthorized: the body is not the one the router signed" });
     let parsed: ReturnType<typeof forwardSchema.safeParse>;

@@ -3,13 +3,13 @@
 // restarts loses nothing: initialize and tools/list from the catalogue a node published; a call
 // that names a sandbox (argument sandbox_id, or the Mcp-Param-Sandbox-Id header) goes to the node
 // that owns it; create_sandbox to the least-loaded live node; one-shot and async runs onto BullMQ;
-// job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them
-// (bearer tokens, and the same Host/Origin guard); Redis not at all for routing: only node records
+// job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them,
+// through the same HTTP guard (Host/Origin, bearer tokens, body limit: mcp/http-guard.ts); Redis not at all for routing: only node records
 // and sandbox entries signed with the cluster's key are used (registry.ts), and every request to a
 // node is signed (auth.ts), never carrying the secret itself.
 
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server as McpProtocolServer } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -25,8 +25,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { type ConnectionOptions, Queue, QueueEvents } from "bullmq";
 import { type LogFn, PolyboxError, silentLog } from "../index.js";
-import { presentedToken, sha256 } from "../mcp/http.js";
-import { type HostGuard, hostGuard, refusedByGuard } from "../mcp/http-guard.js";
+import { httpGuard, readJsonBody, sendJson } from "../mcp/http-guard.js";
 import { errorResult } from "../mcp/render.js";
 import { TOOLS } from "../mcp/tool-names.js";
 import { clusterKeys, signRequest } from "./auth.js";
@@ -72,7 +71,6 @@ const RUN_TOOLS = new Set<string>(TOOLS.run);
 const JOB_TOOLS = new Set<string>(TOOLS.job);
 /** How long a router reuses the catalogue it read before reading it again. */
 const CATALOGUE_MS = 5000;
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const SANDBOX_URI = /^polybox:\/\/sandbox\/([^/]+)\//;
 
 export interface RoutedCaller {
@@ -101,9 +99,11 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
   events.on("error", () => {});
   await events.waitUntilReady();
   const jobs = new RouterJobs(registry, queueOf);
-  const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
-  /** Set once the port is known: the guard compares Host ports with it. */
-  let guard: HostGuard | null = null;
+  const guard = httpGuard({
+    bind: options.host,
+    names: options.allowedHosts ?? [],
+    tokens: options.tokens ?? [],
+  });
 
   let cached: { at: number; catalogue: Catalogue | null } = { at: 0, catalogue: null };
   const catalogue = async (): Promise<Catalogue | null> => {
@@ -346,11 +346,9 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     }
   };
 
-  const handle = async (req: IncomingMessage, res: import("node:http").ServerResponse) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost");
-    const json = (status: number, body: unknown): void => {
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    };
+    const json = (status: number, body: unknown) => sendJson(res, status, body);
     if (url.pathname === "/healthz" && req.method === "GET") {
       // For load balancers: this router can reach Redis, and how many nodes are live.
       // Commands wait for Redis to come back, so the check gives up after a while.
@@ -366,44 +364,16 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         : json(200, { ok: true, nodes: nodes.length });
     }
     if (url.pathname !== "/mcp") return json(404, { error: "not found: the MCP endpoint is /mcp" });
-    // Before anything else, as `serve` does: a page on another site (DNS rebinding, a cross-site
-    // request) is refused whatever it sends.
-    const refused = refusedByGuard(guard, req);
-    if (refused !== null) return json(403, { error: `forbidden: ${refused}` });
-    let token: Buffer | null = null;
-    if (tokenDigests.length > 0) {
-      token = presentedToken(req, tokenDigests);
-      if (token === null) {
-        res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
-        return json(401, { error: "unauthorized: send Authorization: Bearer <token>" });
-      }
-    }
+    const admitted = guard(req, res);
+    if (admitted === null) return;
+    // A token's client owns the same sandboxes here as on a node it reaches directly.
     const caller: RoutedCaller =
-      token !== null
-        ? { owner: `token:${token.toString("hex")}`, scope: `token:${token.toString("hex")}` }
+      admitted.client !== null
+        ? { owner: admitted.client, scope: admitted.client }
         : { owner: "cluster:anonymous" };
-    let body: unknown;
-    if (req.method === "POST") {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_BODY_BYTES) {
-          res.setHeader("connection", "close");
-          return json(413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
-        }
-        chunks.push(chunk);
-      }
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
-        return json(400, {
-          jsonrpc: "2.0",
-          error: { code: -32700, message: "parse error" },
-          id: null,
-        });
-      }
-    }
+    const read = await readJsonBody(req, res);
+    if (read === null) return;
+    const { body } = read;
     const header = req.headers["mcp-param-sandbox-id"];
     const headerSandbox = typeof header === "string" && header !== "" ? header : undefined;
     const cat = await catalogue();
@@ -455,7 +425,7 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
         "error",
         `router request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
-      if (!res.headersSent) res.writeHead(500).end();
+      if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
       else res.end();
     });
   });
@@ -464,7 +434,6 @@ export async function serveRouter(options: RouterOptions): Promise<RouterServer>
     http.listen(options.port, options.host, () => resolve());
   });
   const port = (http.address() as AddressInfo).port;
-  guard = hostGuard({ bind: options.host, port, names: options.allowedHosts ?? [] });
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}/mcp`,

@@ -4,7 +4,6 @@
 // node, method, path, time, nonce, the body's SHA-256). The node checks the signature, the time and
 // the nonce before it reads the body, then the body's digest and shape; the secret never travels.
 
-import type { IncomingMessage } from "node:http";
 import { z } from "zod";
 
 export const NODE_PATH = "/cluster";
@@ -23,17 +22,6 @@ export type Forward = z.infer<typeof forwardSchema>;
 export type ForwardAnswer =
   | { result: Record<string, unknown> }
   | { error: { code: number; message: string } };
-
-export async function readLimited(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
 /** The message of a failed run on a node that died: the node and when it was last heard of. */
 export function lostReason(nodeId: string, lastSeen: number | null): string {

@@ -1,12 +1,18 @@
-// Trusted side: which Host and Origin headers an HTTP endpoint answers. A browser page on another
-// site can reach a server on this machine or its network (DNS rebinding gives it a name that
-// resolves here; a plain cross-site POST needs none), so every bind gets a Host allow-list: the
-// bind address itself, the loopback names for a loopback bind, the machine's addresses for a
-// wildcard bind, and the names the operator lists (--allow-host). A request that carries an
-// Origin (browsers do; MCP clients do not) must come from one of those same places. Shared by
-// `serve` (http.ts) and the cluster's router.
+// Trusted side: the HTTP guard, one for `serve` (http.ts) and the cluster's router, so that both
+// refuse the same requests with the same answers, in the same order:
+//
+// 1. Host and Origin (403). A browser page on another site can reach a server on this machine or
+//    its network (DNS rebinding gives it a name that resolves here; a plain cross-site POST needs
+//    none), so every bind gets a Host allow-list: the bind address itself, the loopback names for
+//    a loopback bind, the machine's addresses for a wildcard bind, and the names the operator
+//    lists (--allow-host). A request that carries an Origin (browsers do; MCP clients do not) must
+//    come from one of those same places. This runs before the token check, so a page that cannot
+//    read the answer learns nothing about the token either.
+// 2. The bearer token (401 with a Bearer challenge), when the server has tokens.
+// 3. The body (413), read only once 1 and 2 passed, and never more of it than the limit.
 
-import type { IncomingMessage } from "node:http";
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import os from "node:os";
 
@@ -99,12 +105,168 @@ export function hostGuard(options: HostGuardOptions): HostGuard {
   };
 }
 
-/** Why a request's Host or Origin is refused by `guard`, or null to let it through. */
-export function refusedByGuard(guard: HostGuard | null, req: IncomingMessage): string | null {
-  return (
-    guard?.({
+/** Largest request body: code and base64 file content arrive in it. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface HttpGuardOptions {
+  /** The address the server is bound to (--host). */
+  bind: string;
+  /** More names clients reach the server by (--allow-host), as `HostGuardOptions.names`. */
+  names?: readonly string[];
+  /** Bearer tokens; each is one client. None: no authentication. */
+  tokens?: readonly string[];
+}
+
+/** A request the guard let through, and who sent it. */
+export interface Admitted {
+  /**
+   * The client the presented token names (`token:` and the hex of its SHA-256: the same after a
+   * restart, and on every server given the token), or null when the server has no tokens.
+   */
+  client: string | null;
+}
+
+/** Answers a refused request itself (403, 401) and returns null, or lets it through. */
+export type HttpGuard = (req: IncomingMessage, res: ServerResponse) => Admitted | null;
+
+export function httpGuard(options: HttpGuardOptions): HttpGuard {
+  const digests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
+  // Host headers name the server's port, which a server on port 0 learns only once it listens;
+  // the port a request arrived on is that port, so the host guard is made for it on first use.
+  const byPort = new Map<number, HostGuard>();
+  const hostsFor = (port: number): HostGuard => {
+    let guard = byPort.get(port);
+    if (!guard) {
+      guard = hostGuard({ bind: options.bind, port, names: options.names ?? [] });
+      byPort.set(port, guard);
+    }
+    return guard;
+  };
+  return (req, res) => {
+    const refused = hostsFor(req.socket.localPort ?? 0)({
       host: req.headers.host,
       origin: typeof req.headers.origin === "string" ? req.headers.origin : undefined,
-    }) ?? null
-  );
+    });
+    if (refused !== null) {
+      sendJson(res, 403, { error: `forbidden: ${refused}` });
+      return null;
+    }
+    if (digests.length === 0) return { client: null };
+    const token = presentedToken(req, digests);
+    if (token === null) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
+      sendJson(res, 401, {
+        error:
+          "unauthorized: send Authorization: Bearer <token> (the server's --token or POLYBOX_TOKEN)",
+      });
+      return null;
+    }
+    return { client: `token:${token.toString("hex")}` };
+  };
+}
+
+function sha256(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/**
+ * The digest of the configured token the request presents, or null. Digests, not tokens, are
+ * compared: they are all 32 bytes, so `timingSafeEqual` applies to a token of any length and the
+ * time taken says nothing of a token's length or content. Every digest is compared, so neither
+ * does it say which one matched.
+ */
+function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+  if (m === null) return null;
+  const presented = sha256(m[1]!.trim());
+  let match: Buffer | null = null;
+  for (const digest of digests) if (timingSafeEqual(presented, digest)) match = digest;
+  return match;
+}
+
+/**
+ * The request's body, or null as soon as it is over `max` bytes: one whose Content-Length says so
+ * is refused unread, and otherwise reading stops at the chunk that passes the limit, so no more
+ * than `max` bytes are ever held. The rest is left unread: the caller answers and closes.
+ */
+export function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  if (Number(req.headers["content-length"]) > max) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    // A request whose client already went away would emit nothing more: waiting would be forever.
+    if (req.destroyed) {
+      reject(new Error("the client closed the request before sending all its body"));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (settleWith: () => void) => {
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      settleWith();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) {
+        chunks.push(chunk);
+        return;
+      }
+      // Paused, not destroyed: the socket must stay open for the 413.
+      req.pause();
+      settle(() => resolve(null));
+    };
+    const onEnd = () => settle(() => resolve(Buffer.concat(chunks)));
+    const onError = (error: Error) => settle(() => reject(error));
+    const onClose = () =>
+      settle(() => reject(new Error("the client closed the request before sending all its body")));
+    req.on("data", onData).once("end", onEnd).once("error", onError).once("close", onClose);
+  });
+}
+
+/** The request's body; or null, once it has answered 413 because the body is over `max` bytes. */
+export async function readBoundedBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  max: number,
+): Promise<Buffer | null> {
+  const raw = await readBody(req, max);
+  if (raw === null) {
+    // The rest of the body is never read: the connection ends once the answer is out.
+    res.setHeader("connection", "close");
+    sendJson(res, 413, { error: `request body over ${max} bytes` });
+  }
+  return raw;
+}
+
+/**
+ * A POST's body as JSON (undefined for any other method, which has none); or null, once it has
+ * answered 413 (too big) or 400 (not JSON: a JSON-RPC parse error, as MCP clients expect).
+ */
+export async function readJsonBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ body: unknown } | null> {
+  if (req.method !== "POST") return { body: undefined };
+  const raw = await readBoundedBody(req, res, MAX_BODY_BYTES);
+  if (raw === null) return null;
+  try {
+    return { body: JSON.parse(raw.toString("utf8")) };
+  } catch {
+    sendJson(res, 400, {
+      jsonrpc: "2.0",
+      error: { code: -32700, message: "parse error: the body is not JSON" },
+      id: null,
+    });
+    return null;
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  // With its length the answer is complete on its own: a 413 is read whole even where the
+  // connection then closes under a client still sending.
+  res
+    .writeHead(status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(text),
+    })
+    .end(text);
 }

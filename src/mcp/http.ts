@@ -1,8 +1,8 @@
 // MCP over Streamable HTTP (`polybox serve`). One endpoint, /mcp, with stateful sessions: each
 // session is its own McpServer over the shared SandboxService. Trust: the network is hostile.
-// Requests are refused before any MCP handling when the bearer token is wrong (401), the body is
-// too big (413), or the Host or Origin header is not one this server answers to (403: see
-// http-guard.ts; DNS rebinding and cross-site requests, on every bind).
+// Requests are refused before any MCP handling when the Host or Origin header is not one this
+// server answers to (403: DNS rebinding and cross-site requests, on every bind), the bearer token
+// is wrong (401) or the body is too big (413): http-guard.ts, which the cluster's router shares.
 // Streams are resumable: a client that lost one mid-run reconnects with Last-Event-ID and gets
 // the rest of its own session's events (event-log.ts).
 //
@@ -13,7 +13,7 @@
 // and its sandboxes closed, since nobody could reach them again. Sessions cost nothing to open, so
 // without tokens the per-client limits count per remote address instead.
 
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -21,7 +21,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller, SandboxService } from "../index.js";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "./budget.js";
 import { EventLog } from "./event-log.js";
-import { type HostGuard, hostGuard } from "./http-guard.js";
+import { httpGuard, readJsonBody, sendJson } from "./http-guard.js";
 import { createMcpServer } from "./server.js";
 
 export interface HttpOptions {
@@ -54,8 +54,6 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-/** Largest request body: code and base64 file content arrive in it. */
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** How long a client whose stream dropped waits before it reconnects (the SSE retry field). */
 const RETRY_MS = 1000;
 /** How long sent events stay replayable (see event-log.ts). */
@@ -72,16 +70,19 @@ interface Session {
    * tools/call, a tasks/result that waits for its task), however long that takes.
    */
   busy: number;
-  /** The token that opened it: a session answers only requests that present the same one. */
-  token: Buffer | null;
+  /** The token client that opened it: a session answers only requests of the same one. */
+  client: string | null;
 }
 
 export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? 256;
   const sessionIdleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const tokenDigests = (options.tokens ?? []).filter((t) => t !== "").map(sha256);
-  let guard: HostGuard | null = null;
+  const guard = httpGuard({
+    bind: options.host,
+    names: options.allowedHosts ?? [],
+    tokens: options.tokens ?? [],
+  });
   const events = new EventLog({
     maxBytes: Math.max(
       EVENT_MIN_BYTES,
@@ -95,64 +96,39 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     if (options.internal && url.pathname === options.internal.path)
       return options.internal.handle(req, res);
     if (url.pathname !== "/mcp")
-      return reply(res, 404, { error: "not found: the MCP endpoint is /mcp" });
-    // Before anything else: a page on another site reaching this server (DNS rebinding, or a
-    // cross-site request) is refused whatever it sends.
-    const refused = guard?.({
-      host: req.headers.host,
-      origin: typeof req.headers.origin === "string" ? req.headers.origin : undefined,
-    });
-    if (refused) return reply(res, 403, { error: `forbidden: ${refused}` });
-    const token = tokenDigests.length > 0 ? presentedToken(req, tokenDigests) : null;
-    if (tokenDigests.length > 0 && token === null) {
-      res.setHeader("WWW-Authenticate", 'Bearer realm="polybox"');
-      return reply(res, 401, {
-        error:
-          "unauthorized: send Authorization: Bearer <token> (the server's --token or POLYBOX_TOKEN)",
-      });
-    }
-    let body: unknown;
-    if (req.method === "POST") {
-      const raw = await readBody(req);
-      if (raw === null) {
-        res.setHeader("connection", "close"); // the rest of the body is left unread
-        return reply(res, 413, { error: `request body over ${MAX_BODY_BYTES} bytes` });
-      }
-      try {
-        body = JSON.parse(raw.toString("utf8"));
-      } catch {
-        return reply(res, 400, {
-          jsonrpc: "2.0",
-          error: { code: -32700, message: "parse error: the body is not JSON" },
-          id: null,
-        });
-      }
-    }
+      return sendJson(res, 404, { error: "not found: the MCP endpoint is /mcp" });
+    const admitted = guard(req, res);
+    if (admitted === null) return;
+    const { client } = admitted;
+    const read = await readJsonBody(req, res);
+    if (read === null) return;
+    const { body } = read;
     const sessionId = req.headers["mcp-session-id"];
     const found = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
     // Another token's session is unknown to this caller, as a made-up id is.
-    const existing = found && (found.token === null || found.token === token) ? found : undefined;
+    const existing =
+      found && (found.client === null || found.client === client) ? found : undefined;
     if (existing) {
       existing.lastSeen = Date.now();
       if (req.method === "POST") inUse(existing, res);
       return existing.transport.handleRequest(req, res, body);
     }
     if (sessionId !== undefined) {
-      return reply(res, 404, {
+      return sendJson(res, 404, {
         jsonrpc: "2.0",
         error: { code: -32001, message: "unknown or expired session; initialize a new one" },
         id: null,
       });
     }
     if (req.method !== "POST" || !isInitializeRequest(body)) {
-      return reply(res, 400, {
+      return sendJson(res, 400, {
         jsonrpc: "2.0",
         error: { code: -32000, message: "no session: start with an initialize request" },
         id: null,
       });
     }
     if (sessions.size >= maxSessions) {
-      return reply(res, 503, {
+      return sendJson(res, 503, {
         jsonrpc: "2.0",
         error: { code: -32000, message: `server busy: ${maxSessions} sessions are open` },
         id: null,
@@ -162,22 +138,22 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => newId,
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, lastSeen: Date.now(), busy: 0, token });
+        sessions.set(id, { transport, lastSeen: Date.now(), busy: 0, client });
       },
       // Resumability: a stream that drops mid-run can be resumed with Last-Event-ID.
       eventStore: events.forSession(newId),
       retryInterval: RETRY_MS,
     });
     const caller: Caller =
-      token !== null
-        ? // A token's digest is the same after a restart: it keeps the client's named sandboxes.
-          { owner: `token:${token.toString("hex")}`, scope: `token:${token.toString("hex")}` }
+      client !== null
+        ? // A token's client is the same after a restart: it keeps its named sandboxes.
+          { owner: client, scope: client }
         : { owner: `session:${newId}`, account: `address:${clientAddress(req)}` };
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
       events.forget(newId);
       // A session-owned client is gone for good: free what only it could reach.
-      if (token === null) {
+      if (client === null) {
         options.service
           .releaseOwner(
             caller.owner,
@@ -200,7 +176,7 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
       process.stderr.write(
         `polybox: HTTP request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
       );
-      if (!res.headersSent) reply(res, 500, { error: "internal error" });
+      if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
       else res.end();
     });
   });
@@ -209,7 +185,6 @@ export async function serveHttp(options: HttpOptions): Promise<HttpServer> {
     server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  guard = hostGuard({ bind: options.host, port, names: options.allowedHosts ?? [] });
 
   const sweeper = setInterval(
     () => {
@@ -247,39 +222,6 @@ function inUse(session: Session, res: ServerResponse): void {
   });
 }
 
-/** @internal A token's digest, as `presentedToken` compares them. */
-export function sha256(text: string): Buffer {
-  return createHash("sha256").update(text).digest();
-}
-
-/**
- * The digest of the configured token the request presents, or null. Digests are compared in
- * constant time, each of them, so response timing does not leak a token or which one matched.
- */
-export function presentedToken(req: IncomingMessage, digests: readonly Buffer[]): Buffer | null {
-  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-  if (m === null) return null;
-  const presented = sha256(m[1]!.trim());
-  let match: Buffer | null = null;
-  for (const digest of digests) if (timingSafeEqual(presented, digest)) match = digest;
-  return match;
-}
-
 function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? "unknown";
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }

@@ -153,6 +153,18 @@ export function text(result: ToolResult): string {
   return block && block.type === "text" ? block.text : "";
 }
 
+/** A raw MCP `initialize` request's body, as a client opens a session with. */
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "0" },
+  },
+});
+
 /**
  * A raw MCP `initialize` POST to `url` with the headers given (Host, Origin…), for tests of an
  * HTTP front's guards; answers the status code.
@@ -175,17 +187,63 @@ export function postInitialize(url: string, headers: Record<string, string>): Pr
       },
     );
     req.on("error", reject);
-    req.end(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "0" },
-        },
-      }),
-    );
+    req.end(INITIALIZE);
+  });
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** Bytes of body the client had written when the answer arrived. */
+  sent: number;
+}
+
+/**
+ * A raw POST over node:http, so the test controls every header (fetch may not set Host). `body`
+ * is sent whole; `streamBytes` instead streams that many bytes in 1 MiB chunks, as fast as the
+ * server takes them, and stops once an answer arrives (a server that refuses a body early closes
+ * the connection under a sender still writing, so an error after the answer is not a failure).
+ */
+export function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  send: { body: string } | { streamBytes: number },
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = request(url, { method: "POST", headers }, (res) => {
+      answered = true;
+      const at = sent;
+      let data = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        data += c;
+      });
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data, sent: at }),
+      );
+      res.on("error", reject);
+    });
+    req.on("error", (error) => {
+      if (!answered) reject(error);
+    });
+    if ("body" in send) {
+      req.end(send.body);
+      return;
+    }
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const pump = () => {
+      while (!answered && sent < send.streamBytes) {
+        sent += chunk.length;
+        if (!req.write(chunk)) {
+          req.once("drain", pump);
+          return;
+        }
+      }
+      if (!answered) req.end();
+    };
+    pump();
   });
 }
