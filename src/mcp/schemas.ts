@@ -216,3 +216,11 @@ export const jobShape = {
     .optional()
     .describe("Why it failed without a result"),
 };
+
+/**
+ * A tool's `timeout_seconds` as the library's `timeoutMs`: the one conversion every tool uses.
+ * Positive seconds (the schema's check) never round down to no time at all.
+ */
+export function secondsToMs(seconds: number): number {
+  return Math.max(1, Math.round(seconds * 1000));
+}

@@ -4,7 +4,13 @@
 
 import { type ExecuteRequest, LANGUAGES, type Language } from "../../index.js";
 import { result, runAnswer } from "../render.js";
-import { argSchemas, decodeFiles, executeOutputShape, type FilesArg } from "../schemas.js";
+import {
+  argSchemas,
+  decodeFiles,
+  executeOutputShape,
+  type FilesArg,
+  secondsToMs,
+} from "../schemas.js";
 import { type Extra, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { progressReporter } from "./progress.js";
 
@@ -148,9 +154,7 @@ function requestOf(language: Language, args: RunArgs): ExecuteRequest {
     ...(args.files !== undefined ? { files: decodeFiles(args.files) } : {}),
     ...(args.args !== undefined ? { args: args.args } : {}),
     ...(args.wasmer_package !== undefined ? { wasmerPackage: args.wasmer_package } : {}),
-    ...(args.timeout_seconds !== undefined
-      ? { timeoutMs: Math.max(1, Math.round(args.timeout_seconds * 1000)) }
-      : {}),
+    ...(args.timeout_seconds !== undefined ? { timeoutMs: secondsToMs(args.timeout_seconds) } : {}),
   };
 }
 

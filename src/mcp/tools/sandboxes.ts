@@ -5,7 +5,7 @@ import { z } from "zod";
 import { type ManagedSandboxInfo, type NamedSandboxInfo, PolyboxError } from "../../index.js";
 import { responseBytes } from "../budget.js";
 import { iso, result } from "../render.js";
-import { argSchemas } from "../schemas.js";
+import { argSchemas, secondsToMs } from "../schemas.js";
 import { type ToolContext, type ToolDef, tool } from "../tool.js";
 
 export const sandboxShape = z.object({
@@ -140,7 +140,7 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
           ...(args.secrets ? { secrets: args.secrets } : {}),
           limits: {
             ...(args.timeout_seconds !== undefined
-              ? { timeoutMs: Math.round(args.timeout_seconds * 1000) }
+              ? { timeoutMs: secondsToMs(args.timeout_seconds) }
               : {}),
             ...(args.memory_mb !== undefined ? { memoryMb: args.memory_mb } : {}),
             ...(args.max_output_bytes !== undefined
