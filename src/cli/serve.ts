@@ -3,7 +3,8 @@
 // arrives, then close every sandbox and the engine host before exiting.
 
 import { loadCluster } from "../cluster/dependencies.js";
-import { checkInlineOutput, SandboxService } from "../core/server/service.js";
+import { checkInlineOutput } from "../core/server/kept-output.js";
+import { SandboxService } from "../core/server/service.js";
 import { serveHttp } from "../mcp/http.js";
 import { checkResponseLimit, checkToolNames, createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";

@@ -260,3 +260,15 @@ async function pruneKeptFiles(sandbox: Sandbox): Promise<void> {
     await sandbox.workspace.remove(old.path);
   }
 }
+
+/** Checks an inline output limit (inlineOutputBytes), so that a bad one fails at start-up. */
+export function checkInlineOutput(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_INLINE_OUTPUT_BYTES) {
+    throw new PolyboxError(
+      "INVALID_ARGUMENT",
+      `the inline output limit (inlineOutputBytes) must be a whole number of bytes, at least ${MIN_INLINE_OUTPUT_BYTES}, got ${bytes}`,
+      { details: { limit: "inlineOutputBytes", value: bytes } },
+    );
+  }
+  return bytes;
+}

@@ -36,9 +36,9 @@ import {
 } from "../types.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
 import {
+  checkInlineOutput,
   DEFAULT_INLINE_OUTPUT_BYTES,
   KeptOutputs,
-  MIN_INLINE_OUTPUT_BYTES,
   shortened,
 } from "./kept-output.js";
 import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
@@ -83,47 +83,12 @@ export interface ServiceOptions {
  * against (sandboxes open, runs held, run time); default the owner. A front end that cannot tell
  * its clients apart by owner alone (sessions anyone may open) names a coarser account.
  */
-export interface Caller {
-  owner: string;
-  account?: string;
-  /**
-   * Where the caller's named sandboxes and snapshots are kept: an identity that stays the same
-   * across connections and restarts (a token's, the local user's). Without it a caller cannot
-   * name sandboxes, and its snapshots go with the sandboxes they were taken of.
-   */
-  scope?: string;
-}
+import type { Caller, ExecuteRequest, ExecuteResult, ReadFileResult } from "./requests.js";
 
-export interface ExecuteRequest {
-  language: Language;
-  code: string;
-  /** Run in this sandbox (keeping state); without it the run is one-shot in a fresh sandbox. */
-  sandboxId?: string;
-  /** Files written to the workspace before the run: text, or bytes for binary content. */
-  files?: Record<string, string | Uint8Array>;
-  /** Program arguments (`wasm` only: `code` is then the module's workspace path). */
-  args?: string[];
-  /** `wasix` only: a Wasmer registry package (`namespace/name@version`) whose command `code` names. */
-  wasmerPackage?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  onOutput?: (stream: OutputStream, text: string) => void;
-}
+// What the service's callers pass and get back, kept importable from here.
+export type { Caller, ExecuteRequest, ExecuteResult, ReadFileResult };
 
-export interface ExecuteResult extends RunResult {
-  sandboxId: string | null;
-}
-
-export interface ReadFileResult {
-  path: string;
-  size: number;
-  mimeType: string;
-  /** The text when the file is UTF-8 text, else null (use `bytes`). */
-  text: string | null;
-  bytes: Uint8Array;
-}
-
-/** read_file answers in one message; bigger files are for the guest to process. */
+/** A file read answers in one message; bigger files are for the guest to process. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 const NOT_STARTED: RunResult = {
@@ -544,7 +509,7 @@ export class SandboxService {
     if (size > MAX_READ_BYTES) {
       throw new PolyboxError(
         "INVALID_ARGUMENT",
-        `${rel} is ${size} bytes; read_file returns at most ${MAX_READ_BYTES} bytes. Process it inside the sandbox (e.g. head, or Python) instead`,
+        `${rel} is ${size} bytes; a file is read whole only up to ${MAX_READ_BYTES} bytes. Process it inside the sandbox (e.g. head, or Python) instead`,
       );
     }
     const bytes = await sandbox.files.read(rel);
@@ -595,18 +560,6 @@ interface StartOptions {
   onOutput?: (stream: OutputStream, text: string) => void;
   /** Called when the run leaves the queue. */
   started?: () => void;
-}
-
-/** Checks an inline output limit, so a bad --inline-output fails at start-up. */
-export function checkInlineOutput(bytes: number): number {
-  if (!Number.isInteger(bytes) || bytes < MIN_INLINE_OUTPUT_BYTES) {
-    throw new PolyboxError(
-      "INVALID_ARGUMENT",
-      `the inline output limit (inlineOutputBytes) must be a whole number of bytes, at least ${MIN_INLINE_OUTPUT_BYTES}, got ${bytes}`,
-      { details: { limit: "inlineOutputBytes", value: bytes } },
-    );
-  }
-  return bytes;
 }
 
 function accountOf(caller: Caller): string {
