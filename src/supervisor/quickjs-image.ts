@@ -23,7 +23,17 @@ function imageInputs(): string[] {
     QUICKJS_WASM,
     require.resolve("quickjs-emscripten/package.json"),
     require.resolve("node-inspect-extracted"),
-    ...["engine.js", "prelude.js", "boot-image.js"].map((f) => path.join(engineDir, f)),
+    // Every module of the engine: the set-up it evaluates and the host functions it registers
+    // (their order gives the ids the image's functions carry) are in the image.
+    ...[
+      "engine.js",
+      "host.js",
+      "host-fs.js",
+      "inspect.js",
+      "state-image.js",
+      "prelude.js",
+      "boot-image.js",
+    ].map((f) => path.join(engineDir, f)),
     // The guest source the build copies beside prelude.js, every file of it (sorted: a stable key).
     ...readdirSync(path.join(engineDir, "prelude"))
       .filter((f) => f.endsWith(".js"))

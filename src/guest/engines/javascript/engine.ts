@@ -3,30 +3,25 @@
 // other sandbox. Code runs as a global script with top-level await allowed, which keeps both the
 // value of the last expression and global bindings between runs. The deadline and the output cap
 // reach the guest through QuickJS's interrupt handler; memory through the runtime's limit and the
-// worker's WASM memory guard.
+// worker's WASM memory guard. This file boots the interpreter (from the boot image, or by
+// evaluating the set-up), runs the guest's event loop and rewinds it; what the guest can call is
+// in host.ts, a captured state's format in state-image.ts.
 
-import { randomFillSync } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import {
   newQuickJSWASMModule,
   newVariant,
-  type QuickJSContext,
   type QuickJSHandle,
   type QuickJSSyncVariant,
   RELEASE_SYNC,
 } from "quickjs-emscripten";
 import type {
-  Display,
   RunRequest,
   StateAnswer,
   StateImage,
   WorkerInit,
 } from "../../../protocol/messages.js";
-import type { NetReply, NetRequest } from "../../../protocol/net.js";
 import { type Engine, type EngineOutcome, type RunContext, stoppedAt } from "../common/engine.js";
 import { WorkspaceMirror } from "../common/mirror.js";
-import { netFailure } from "../common/net.js";
 import {
   applyBootImage,
   type BootImage,
@@ -35,65 +30,12 @@ import {
   encodeBootImage,
   findRandomState,
 } from "./boot-image.js";
-import { FsError, MemFs } from "./memfs.js";
-import { polyfillSource } from "./polyfills.js";
+import { defineHost } from "./host.js";
+import { INSPECT_SOURCE } from "./inspect.js";
+import { MemFs } from "./memfs.js";
 import { PRELUDE_SOURCE, rewriteImports } from "./prelude.js";
+import { captureImage, type EmscriptenHeap, growTo, parseImage } from "./state-image.js";
 import { loadTypeStripper } from "./typescript.js";
-
-/**
- * Node's util.inspect and util.format for other runtimes, read once per worker, at boot. It
- * collects the intrinsics it uses at load, `Atomics` among them, which QuickJS lacks: a stand-in
- * lives exactly as long as that takes. It also checks values against `URL`, which QuickJS lacks
- * too: a private class of that name, which no value is an instance of, answers it. A promise's
- * state, which Node's inspect reads from V8, it reads from QuickJS through the host; a proxy's
- * target and an iterator's entries, from the prelude through `hooks`.
- */
-const INSPECT_SOURCE = `(function (URL, promiseState) {
-  const stub = typeof Atomics === "undefined";
-  if (stub) globalThis.Atomics = {};
-  const hooks = { proxy: () => undefined, preview: (value, isIterator) => (isIterator ? [[], false] : []) };
-  try {
-${asNode20(readFileSync(createRequire(import.meta.url).resolve("node-inspect-extracted"), "utf8"))}
-    Object.defineProperty(globalThis.util, "__hooks", { value: hooks, configurable: true });
-  } finally {
-    if (stub) delete globalThis.Atomics;
-  }
-}).call(globalThis, class URL {}, globalThis.__polybox.promiseState)`;
-
-/**
- * node-inspect-extracted follows a newer Node than 20 in two places: it prints an ArrayBuffer's
- * and a DataView's byteLength (byteOffset, buffer) in brackets, as hidden properties, where Node
- * 20 prints them as plain keys (typed arrays' keep their brackets under showHidden in both); and
- * it prints a symbol key bare, where Node 20 puts it in brackets (`[Symbol(k)]: 1`).
- * Each edit must apply, so a new release of the package fails the build instead of drifting.
- */
-function asNode20(source: string): string {
-  // The bundle's own template literals, matched and replaced as text.
-  const edits: [string, string][] = [
-    ["return n+`{ [byteLength]: ${", "return n+`{ byteLength: ${"],
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
-    ['`${t.stylize(`[${r}]`,"string")}: ${i}`', '`${an(e)?t.stylize(`[${r}]`,"string"):r}: ${i}`'],
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the bundle's text
-    ['s=t.stylize(e,"symbol")}', 's=`[${t.stylize(e,"symbol")}]`}'],
-    // A proxy prints as its target, and a Map's or Set's iterator lists what it has left: the
-    // prelude answers what the package would ask V8 (its `hooks`, above).
-    ["getProxyDetails:y.getProxyDetails", "getProxyDetails:(t,e)=>hooks.proxy(t,e)"],
-    ["previewEntries:t=>[[],!1]", "previewEntries:(t,e)=>hooks.preview(t,e)"],
-    // Node 20 prints a proxy as its target alone; later releases wrap it in "Proxy(...)".
-    ["if(0!==s)for(let e=0;e<s;e++)u=", "if(0!==s&&!1)for(let e=0;e<s;e++)u="],
-    // Settled promises print their value, as `Promise { 5 }` (the package has no engine to ask).
-    [
-      "getPromiseDetails:()=>[g,void 0]",
-      "getPromiseDetails:(t)=>{const s=promiseState(t);return s[0]===1?[0,s[1]]:s[0]===2?[h,s[1]]:[g,void 0]}",
-    ],
-  ];
-  for (const [from, to] of edits) {
-    if (!source.includes(from))
-      throw new Error(`node-inspect-extracted changed: ${from} not found`);
-    source = source.replace(from, to);
-  }
-  return source;
-}
 
 /** Everything a new context evaluates before it is ready: what a boot image stands in for. */
 const SETUP_SOURCE = `${INSPECT_SOURCE}\0${PRELUDE_SOURCE}`;
@@ -596,322 +538,11 @@ export async function createEngine(
   }
 }
 
-const WASM_PAGE = 65536;
 /** The handles the set-up leaves this side: the prelude's exports object and four of them. */
 const SETUP_HANDLES = 5;
 /** How much a run may grow the QuickJS memory and still have its worker recycled. */
 const REWIND_MAX_GROWTH_BYTES = 32 * MB;
-/** The part of the Emscripten module a restore uses: its allocator, to grow memory its way. */
-interface EmscriptenHeap {
-  _malloc(bytes: number): number;
-  _free(ptr: number): void;
-}
 /** quickjs-emscripten's wrapper of a context's memory: how a handle is made of a pointer. */
 interface ContextMemory {
   heapValueHandle(ptr: number): QuickJSHandle;
-}
-
-/**
- * Grows the memory to at least `bytes` through the engine's own allocator (so that Emscripten's
- * views follow), then frees what that took.
- */
-function growTo(memory: WebAssembly.Memory, heap: EmscriptenHeap, bytes: number): void {
-  const held: number[] = [];
-  try {
-    while (memory.buffer.byteLength < bytes) {
-      const ptr = heap._malloc(bytes - memory.buffer.byteLength + WASM_PAGE);
-      if (!ptr) throw new Error("the interpreter's memory limit is below the image's size");
-      held.push(ptr);
-    }
-  } finally {
-    for (const ptr of held) heap._free(ptr);
-  }
-}
-/** Emscripten's maximum for this build's memory (2 GiB). */
-const MAX_PAGES = 32768;
-const IMAGE_MAGIC = 0x4a51_4250; // "PBQJ", little-endian
-const IMAGE_VERSION = 1;
-
-/**
- * A captured QuickJS interpreter: its WebAssembly memory (trailing zeros left out), the build it
- * ran on, and the pointers this side held into it. Layout, little-endian u32s: magic, version,
- * memory bytes, build length, build (UTF-8, padded to 4), pointer count, pointers; then the heap.
- */
-interface MemoryImage {
-  memoryBytes: number;
-  build: string;
-  pointers: number[];
-  heap: Uint8Array;
-}
-
-function captureImage(
-  memory: WebAssembly.Memory,
-  pointers: number[],
-  init: WorkerInit,
-  maxBytes: number,
-): StateAnswer {
-  const heap = new Uint8Array(memory.buffer);
-  let end = heap.length;
-  while (end > 0 && heap[end - 1] === 0) end--;
-  const build = encoder.encode(init.assets.quickjsBuild ?? "");
-  const buildWords = Math.ceil(build.length / 4);
-  const headerBytes = 4 * (5 + buildWords + pointers.length);
-  if (headerBytes + end > maxBytes) {
-    return {
-      captured: false,
-      reason: `the interpreter's memory (${end} bytes) is over the ${maxBytes} bytes a state may hold`,
-    };
-  }
-  const data = new Uint8Array(headerBytes + end);
-  const view = new DataView(data.buffer);
-  let at = 0;
-  const u32 = (n: number) => {
-    view.setUint32(at, n, true);
-    at += 4;
-  };
-  u32(IMAGE_MAGIC);
-  u32(IMAGE_VERSION);
-  u32(heap.length);
-  u32(build.length);
-  data.set(build, at);
-  at += buildWords * 4;
-  u32(pointers.length);
-  for (const p of pointers) u32(p);
-  data.set(heap.subarray(0, end), at);
-  return { captured: true, kind: "memory", data, notKept: [] };
-}
-
-/** Reads an image's header; throws if it is not one this build and these limits can restore. */
-function parseImage(data: Uint8Array, init: WorkerInit): MemoryImage {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  let at = 0;
-  const u32 = () => {
-    if (at + 4 > data.byteLength) throw new Error("the QuickJS image is cut short");
-    const n = view.getUint32(at, true);
-    at += 4;
-    return n;
-  };
-  if (u32() !== IMAGE_MAGIC || u32() !== IMAGE_VERSION) throw new Error("not a QuickJS image");
-  const memoryBytes = u32();
-  const buildLength = u32();
-  if (at + buildLength > data.byteLength) throw new Error("the QuickJS image is cut short");
-  const build = decoder.decode(data.subarray(at, at + buildLength));
-  at += Math.ceil(buildLength / 4) * 4;
-  if (build !== (init.assets.quickjsBuild ?? ""))
-    throw new Error("the image was taken with another QuickJS build; not restored");
-  const count = u32();
-  if (count > 64) throw new Error("not a QuickJS image");
-  const pointers: number[] = [];
-  for (let i = 0; i < count; i++) pointers.push(u32());
-  const heap = data.subarray(at);
-  if (
-    memoryBytes % WASM_PAGE !== 0 ||
-    memoryBytes / WASM_PAGE > MAX_PAGES ||
-    heap.length > memoryBytes ||
-    memoryBytes > init.memoryMb * MB
-  )
-    throw new Error("the QuickJS image's memory size is not one this interpreter can take");
-  return { memoryBytes, build, pointers, heap };
-}
-
-/**
- * A copy of a guest ArrayBuffer's bytes. `getArrayBuffer` copies them out of the WebAssembly heap
- * into memory the returned lifetime owns: not disposing it left every buffer a guest wrote in
- * the heap until its memory limit was reached.
- */
-function bytesOf(ctx: QuickJSContext, handle: QuickJSHandle): Uint8Array {
-  const lifetime = ctx.getArrayBuffer(handle);
-  try {
-    return lifetime.value.slice();
-  } finally {
-    lifetime.dispose();
-  }
-}
-
-interface HostHooks {
-  out(stream: "stdout" | "stderr", text: string): void;
-  net(request: NetRequest): NetReply;
-  display(item: Display): void;
-  stdin(): string;
-  setTimer(id: number, ms: number): void;
-  setImmediate(id: number): void;
-  clearTimer(id: number): void;
-}
-
-/** Installs `__polybox`, the only host functions the prelude (and so the guest) can reach. */
-function defineHost(ctx: QuickJSContext, fs: MemFs, hooks: HostHooks): void {
-  const host = ctx.newObject();
-  const fn = (name: string, impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined) => {
-    const handle = ctx.newFunction(name, impl);
-    ctx.setProp(host, name, handle);
-    handle.dispose();
-  };
-  const guestError = (e: unknown) => {
-    const err = e instanceof FsError ? e : new FsError("EIO", String(e));
-    return ctx.newError({ name: "Error", message: err.message });
-  };
-
-  fn("out", (stream, text) => {
-    const s = ctx.getString(stream!);
-    hooks.out(s === "stderr" ? "stderr" : "stdout", ctx.getString(text!));
-    return undefined;
-  });
-  fn("stdin", () => ctx.newString(hooks.stdin()));
-  fn("polyfill", (name) => ctx.newString(polyfillSource(ctx.getString(name!))));
-  fn("net", (metaHandle, bodyHandle) => {
-    const meta = JSON.parse(ctx.getString(metaHandle!)) as Omit<NetRequest, "body">;
-    const body =
-      bodyHandle && ctx.typeof(bodyHandle) === "object" ? bytesOf(ctx, bodyHandle) : undefined;
-    const reply = hooks.net({
-      method: String(meta.method),
-      url: String(meta.url),
-      headers: Array.isArray(meta.headers) ? meta.headers : [],
-      ...(body ? { body } : {}),
-      redirect: meta.redirect === "manual" ? "manual" : "follow",
-    });
-    const out = ctx.newObject();
-    const { body: replyBody, ...rest } = reply.ok ? reply : { ...reply, body: undefined };
-    const metaOut = ctx.newString(
-      JSON.stringify(reply.ok ? rest : { ok: false, message: netFailure(reply) }),
-    );
-    ctx.setProp(out, "meta", metaOut);
-    metaOut.dispose();
-    if (replyBody) {
-      const buffer = ctx.newArrayBuffer(replyBody.slice().buffer);
-      ctx.setProp(out, "body", buffer);
-      buffer.dispose();
-    }
-    return out;
-  });
-  fn("display", (mime, text, data) => {
-    const item: Display = { mimeType: ctx.getString(mime!), text: ctx.getString(text!) };
-    if (data && ctx.typeof(data) === "string") item.data = ctx.getString(data);
-    else if (data && ctx.typeof(data) === "object") item.data = bytesOf(ctx, data);
-    hooks.display(item);
-    return undefined;
-  });
-  // Entropy for crypto.getRandomValues, randomUUID and randomBytes: drawn from this process's
-  // CSPRNG at each call, so no interpreter, boot image or captured state holds a seed to replay.
-  fn("random", (count) => {
-    const n = Math.max(0, Math.min(Math.floor(ctx.getNumber(count!)) || 0, 65536));
-    const bytes = new Uint8Array(n);
-    randomFillSync(bytes);
-    return ctx.newArrayBuffer(bytes.buffer);
-  });
-  fn("encode", (text) => ctx.newArrayBuffer(encoder.encode(ctx.getString(text!)).buffer));
-  fn("decode", (bytes) => ctx.newString(decoder.decode(bytesOf(ctx, bytes!))));
-  fn("setTimer", (id, ms) => {
-    hooks.setTimer(ctx.getNumber(id!), Math.max(0, Math.min(ctx.getNumber(ms!), 2 ** 31 - 1)));
-    return undefined;
-  });
-  fn("setImmediate", (id) => {
-    hooks.setImmediate(ctx.getNumber(id!));
-    return undefined;
-  });
-  // A promise's state and its value or reason, for inspect: [0] pending, [1, value], [2, reason].
-  fn("promiseState", (promise) => {
-    const out = ctx.newArray();
-    const state = ctx.getPromiseState(promise!);
-    const set = (i: number, handle: QuickJSHandle) => {
-      ctx.setProp(out, i, handle);
-      handle.dispose();
-    };
-    if (state.type === "pending") set(0, ctx.newNumber(0));
-    else if (state.type === "rejected") {
-      set(0, ctx.newNumber(2));
-      set(1, state.error);
-    } else if (!state.notAPromise) {
-      set(0, ctx.newNumber(1));
-      set(1, state.value);
-    } else set(0, ctx.newNumber(0));
-    return out;
-  });
-  fn("clearTimer", (id) => {
-    hooks.clearTimer(ctx.getNumber(id!));
-    return undefined;
-  });
-  fn("fs", (opHandle, argsHandle) => {
-    const op = ctx.getString(opHandle!);
-    const args = JSON.parse(ctx.getString(argsHandle!)) as unknown[];
-    try {
-      return ctx.newString(JSON.stringify({ ok: fsOp(fs, op, args) ?? null }));
-    } catch (e) {
-      const err = e instanceof FsError ? e : new FsError("EIO", String(e));
-      return ctx.newString(JSON.stringify({ error: { code: err.code, message: err.message } }));
-    }
-  });
-  fn("readBytes", (pathHandle) => {
-    const path = ctx.getString(pathHandle!);
-    try {
-      const data = fs.read(fs.resolve(path), path);
-      return ctx.newArrayBuffer(data.slice().buffer);
-    } catch (e) {
-      throw guestError(e);
-    }
-  });
-  fn("writeBytes", (pathHandle, dataHandle, appendHandle) => {
-    const path = ctx.getString(pathHandle!);
-    const bytes = bytesOf(ctx, dataHandle!);
-    try {
-      const rel = fs.resolve(path);
-      const append = ctx.dump(appendHandle!) === true;
-      const prior = append && fs.exists(rel) ? fs.read(rel, path) : new Uint8Array(0);
-      const next = new Uint8Array(prior.length + bytes.length);
-      next.set(prior);
-      next.set(bytes, prior.length);
-      fs.write(rel, next, path);
-    } catch (e) {
-      throw guestError(e);
-    }
-    return undefined;
-  });
-  ctx.setProp(ctx.global, "__polybox", host);
-  host.dispose();
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function fsOp(fs: MemFs, op: string, args: unknown[]): unknown {
-  const path = String(args[0]);
-  const rel = fs.resolve(path);
-  switch (op) {
-    case "readText":
-      return decoder.decode(fs.read(rel, path));
-    case "writeText": {
-      const text = encoder.encode(String(args[1]));
-      const prior = args[2] && fs.exists(rel) ? fs.read(rel, path) : new Uint8Array(0);
-      const next = new Uint8Array(prior.length + text.length);
-      next.set(prior);
-      next.set(text, prior.length);
-      fs.write(rel, next, path);
-      return null;
-    }
-    case "exists":
-      return fs.exists(rel);
-    case "readdir":
-      return fs.readdir(rel, path);
-    case "mkdir":
-      fs.mkdir(rel, Boolean(args[1]), path);
-      return null;
-    case "rm":
-      fs.rm(rel, Boolean(args[1]), Boolean(args[2]), path);
-      return null;
-    case "unlink":
-      if (fs.stat(rel, path).type === "dir")
-        throw new FsError("EISDIR", `illegal operation on a directory, unlink '${path}'`);
-      fs.rm(rel, false, false, path);
-      return null;
-    case "stat":
-      return fs.stat(rel, path);
-    case "rename": {
-      const to = String(args[1]);
-      const data = fs.read(rel, path);
-      fs.write(fs.resolve(to), data, to);
-      fs.rm(rel, false, false, path);
-      return null;
-    }
-    default:
-      throw new FsError("ENOSYS", `fs operation ${op} is not supported`);
-  }
 }
