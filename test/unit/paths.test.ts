@@ -1,7 +1,7 @@
 // Unit tier: every path from outside goes through resolveWorkspacePath; engines' paths through
 // isSafeRelativePath. Both must keep paths inside the workspace.
 import { describe, expect, it } from "vitest";
-import { resolveWorkspacePath } from "../../dist/core/sandbox/workspace.js";
+import { resolveWorkspacePath } from "../../dist/core/sandbox/names.js";
 import { isSafeRelativePath } from "../../dist/protocol/validate.js";
 
 const code = (fn: () => unknown) => {

@@ -26,6 +26,19 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Finishes or undoes a `swapTree` of `home/name` that a crash interrupted: the swap renames
+ * `name` to `name.old`, then `name.new` to `name`, so a missing `name` means the crash came
+ * between the two, when `name.new` was already complete. What is left of either goes.
+ */
+export async function settleSwap(home: string, name: string): Promise<void> {
+  const files = path.join(home, name);
+  const fresh = path.join(home, `${name}.new`);
+  if (!(await exists(files)) && (await exists(fresh))) await fs.rename(fresh, files);
+  await fs.rm(fresh, { recursive: true, force: true });
+  await fs.rm(path.join(home, `${name}.old`), { recursive: true, force: true });
+}
+
 /** What `swapTree` builds: a path inside the tree, and whether it is a directory. */
 export interface TreeEntry {
   path: string;

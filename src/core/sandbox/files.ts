@@ -3,7 +3,8 @@
 
 import { PolyboxError } from "../errors.js";
 import type { FileInfo } from "../types.js";
-import { resolveWorkspacePath, type Workspace } from "./workspace.js";
+import { resolveWorkspacePath } from "./names.js";
+import type { Workspace } from "./workspace.js";
 
 /** What SandboxFiles uses of its sandbox. */
 export interface FilesOwner {

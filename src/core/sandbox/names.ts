@@ -205,3 +205,39 @@ export function parentOf(relPath: string): string {
   const slash = relPath.lastIndexOf("/");
   return slash < 0 ? "" : relPath.slice(0, slash);
 }
+
+/** An entry of a tree on disk, as `readTree` finds it. */
+export interface TreeFile {
+  path: string;
+  type: "file" | "dir";
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * The regular files and directories under `root` whose names the workspace stores under
+ * themselves, parents first; anything else (a symbolic link, a device, a name the workspace would
+ * not make) is never followed and is returned in `skipped`.
+ */
+export async function readTree(root: string): Promise<{ entries: TreeFile[]; skipped: string[] }> {
+  const entries: TreeFile[] = [];
+  const skipped: string[] = [];
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const d of await fs.readdir(dir, { withFileTypes: true })) {
+      const rel = prefix ? `${prefix}/${d.name}` : d.name;
+      if (!isStorableName(rel) || !(d.isFile() || d.isDirectory())) {
+        skipped.push(rel);
+        continue;
+      }
+      const st = await fs.lstat(path.join(dir, d.name));
+      if (st.isDirectory()) {
+        entries.push({ path: rel, type: "dir", size: 0, mtimeMs: st.mtimeMs });
+        await walk(path.join(dir, d.name), rel);
+      } else if (st.isFile()) {
+        entries.push({ path: rel, type: "file", size: st.size, mtimeMs: st.mtimeMs });
+      } else skipped.push(rel);
+    }
+  };
+  await walk(root, "");
+  return { entries, skipped };
+}

@@ -19,21 +19,16 @@ import { PolyboxError } from "../errors.js";
 import { formatBytes } from "../limits.js";
 import { makeTempDir } from "../tmp.js";
 import type { FileInfo } from "../types.js";
-import { exists, swapTree, syncDir } from "./durable.js";
+import { settleSwap, swapTree, syncDir } from "./durable.js";
 import {
   asUnstorable,
   caseInsensitiveAt,
   droppedNote,
   hostNameProblem,
-  isStorableName,
   parentOf,
+  readTree,
   Unstorable,
 } from "./names.js";
-
-// Where a caller's path becomes a workspace-relative one, and how a directory is made durable,
-// kept importable from here.
-export { syncDir } from "./durable.js";
-export { resolveWorkspacePath } from "./names.js";
 
 /**
  * What a directory costs against the quota: a directory takes a block on the host's disk however
@@ -156,38 +151,18 @@ export class Workspace {
     if (this.home === null) throw new PolyboxError("INVALID_ARGUMENT", "no workspace to load");
     const home = this.home;
     const files = path.join(home, FILES);
-    const fresh = path.join(home, `${FILES}.new`);
-    // A restore renames workspace -> workspace.old, then workspace.new -> workspace. Without
-    // `workspace`, the crash came between the two, when workspace.new was already complete.
-    if (!(await exists(files)) && (await exists(fresh))) await fs.rename(fresh, files);
-    await fs.rm(fresh, { recursive: true, force: true });
-    await fs.rm(path.join(home, `${FILES}.old`), { recursive: true, force: true });
+    await settleSwap(home, FILES);
     await fs.rm(path.join(home, STAGING), { recursive: true, force: true });
     await fs.mkdir(files, { recursive: true });
     await fs.mkdir(path.join(home, STAGING), { recursive: true });
     this.entries.clear();
     this.removedAt.clear();
     this.bytes = 0;
-    const skipped: string[] = [];
-    const walk = async (dir: string, prefix: string): Promise<void> => {
-      for (const d of await fs.readdir(dir, { withFileTypes: true })) {
-        const rel = prefix ? `${prefix}/${d.name}` : d.name;
-        if (!isStorableName(rel) || !(d.isFile() || d.isDirectory())) {
-          skipped.push(rel);
-          continue;
-        }
-        const st = await fs.lstat(path.join(dir, d.name));
-        if (st.isDirectory()) {
-          this.bytes += DIR_COST_BYTES;
-          this.touch(rel, { type: "dir", size: 0, mtimeMs: st.mtimeMs });
-          await walk(path.join(dir, d.name), rel);
-        } else if (st.isFile()) {
-          this.bytes += st.size;
-          this.touch(rel, { type: "file", size: st.size, mtimeMs: st.mtimeMs });
-        } else skipped.push(rel);
-      }
-    };
-    await walk(files, "");
+    const { entries, skipped } = await readTree(files);
+    for (const e of entries) {
+      this.bytes += costOf(e);
+      this.touch(e.path, { type: e.type, size: e.size, mtimeMs: e.mtimeMs });
+    }
     return skipped.sort();
   }
 

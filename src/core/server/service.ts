@@ -23,9 +23,9 @@ import {
   run,
   Sandbox,
 } from "../sandbox/index.js";
+import { resolveWorkspacePath } from "../sandbox/names.js";
 import type { SandboxRuntime } from "../sandbox/run-host.js";
 import type { SnapshotInfo } from "../sandbox/state.js";
-import { resolveWorkspacePath } from "../sandbox/workspace.js";
 import {
   type FileInfo,
   LANGUAGES,
