@@ -1,7 +1,12 @@
 // Public shapes of the library: what a run returns and what a caller may pass. These types are
 // API; changing one is a breaking change for every embedder and for the MCP output schemas.
 
-import { type EngineStatus, RUN_EXIT_CODES, RUN_STATUSES } from "../protocol/endings.js";
+import {
+  type EngineStatus,
+  exitCodeOf,
+  RUN_EXIT_CODES,
+  RUN_STATUSES,
+} from "../protocol/endings.js";
 import type { NetRecordEntry } from "../protocol/net.js";
 import type { Limits } from "./limits.js";
 
@@ -46,6 +51,26 @@ export interface RunResult {
    * marker where the middle was cut, and this says where the whole stream is kept.
    */
   fullOutput?: Partial<Record<OutputStream, FullOutput>>;
+}
+
+/**
+ * @internal The result of a run that never started (cancelled in the queue, refused before its
+ * guest ran): nothing was printed, returned or changed, and `message` says why.
+ */
+export function notStartedResult(message: string, status: RunStatus = "error"): RunResult {
+  return {
+    status,
+    stdout: "",
+    stderr: "",
+    exitCode: exitCodeOf(status, 1),
+    value: null,
+    durationMs: 0,
+    truncated: false,
+    filesChanged: [],
+    message,
+    images: [],
+    displays: [],
+  };
 }
 
 /** Where the whole of a stream that a result holds only the head and tail of is kept. */

@@ -18,7 +18,8 @@ import type {
   TaskStore,
 } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js";
 import type { CallToolResult, Request, Result, Task } from "@modelcontextprotocol/sdk/types.js";
-import { isPolyboxError, type JobInfo, PolyboxError, RUN_EXIT_CODES } from "../index.js";
+import { notStartedResult } from "../core/types.js";
+import { isPolyboxError, type JobInfo, PolyboxError } from "../index.js";
 import { capResponse } from "./budget.js";
 import { errorResult, runAnswer } from "./render.js";
 import { planOf } from "./task-plan.js";
@@ -185,19 +186,9 @@ function answerOf(job: JobInfo, maxResponseBytes: number): CallToolResult {
     const text = `${job.error.code}: ${job.error.message}`;
     return { isError: true, content: [{ type: "text", text }] };
   }
-  const result = job.result ?? {
-    status: "cancelled" as const,
-    stdout: "",
-    stderr: "",
-    exitCode: RUN_EXIT_CODES.cancelled,
-    value: null,
-    durationMs: 0,
-    truncated: false,
-    filesChanged: [],
-    images: [],
-    displays: [],
-    message: "cancelled while waiting in the queue; it never started",
-  };
+  const result =
+    job.result ??
+    notStartedResult("cancelled while waiting in the queue; it never started", "cancelled");
   return runAnswer({ ...result, sandboxId: job.sandboxId }, maxResponseBytes);
 }
 

@@ -10,7 +10,7 @@ import { isPolyboxError } from "../errors.js";
 import { describeLimit, MAX_WORKSPACE_ENTRIES } from "../limits.js";
 import type { Wheel } from "../packages/packages.js";
 import { parseWasmerPackage } from "../packages/wasmer-packages.js";
-import type { Language, RunOptions, RunResult } from "../types.js";
+import { type Language, notStartedResult, type RunOptions, type RunResult } from "../types.js";
 import { Preparation, Stopped, wheelsFor } from "./installation.js";
 import type { SandboxParts } from "./interpreters.js";
 import { FRESH_NOTES, restoreState } from "./persistence.js";
@@ -48,7 +48,7 @@ export async function execute(
         );
       } catch (error) {
         if (!isPolyboxError(error)) throw error;
-        return notStarted(
+        return notStartedResult(
           `the script's inline dependencies could not be installed: ${error.message}`,
         );
       }
@@ -63,7 +63,7 @@ export async function execute(
     if (!(error instanceof Stopped)) throw error;
     return error.why === "cancelled"
       ? cancelledBeforeStart()
-      : notStarted(
+      : notStartedResult(
           limitMessage("timeout", limits, "fetching its packages took the whole time") ?? "",
           "timeout",
         );
@@ -256,20 +256,4 @@ async function storeChanges(
   }
 }
 
-function notStarted(message: string, status: RunResult["status"] = "error"): RunResult {
-  return {
-    status,
-    stdout: "",
-    stderr: "",
-    exitCode: exitCodeOf(status, 1),
-    value: null,
-    durationMs: 0,
-    truncated: false,
-    filesChanged: [],
-    message,
-    images: [],
-    displays: [],
-  };
-}
-
-const cancelledBeforeStart = () => notStarted("cancelled before it started", "cancelled");
+const cancelledBeforeStart = () => notStartedResult("cancelled before it started", "cancelled");

@@ -30,8 +30,8 @@ import {
   type FileInfo,
   LANGUAGES,
   type Language,
+  notStartedResult,
   type OutputStream,
-  RUN_EXIT_CODES,
   type RunResult,
 } from "../types.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
@@ -90,19 +90,6 @@ export type { Caller, ExecuteRequest, ExecuteResult, ReadFileResult };
 
 /** A file read answers in one message; bigger files are for the guest to process. */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
-
-const NOT_STARTED: RunResult = {
-  status: "cancelled",
-  stdout: "",
-  stderr: "",
-  exitCode: RUN_EXIT_CODES.cancelled,
-  value: null,
-  durationMs: 0,
-  truncated: false,
-  filesChanged: [],
-  images: [],
-  displays: [],
-};
 
 export class SandboxService {
   readonly runtime: SandboxRuntime;
@@ -168,8 +155,7 @@ export class SandboxService {
       // Aborted while waiting in the queue: the run never started, which is a result, not a fault.
       if (!request.signal?.aborted) throw error;
       return {
-        ...NOT_STARTED,
-        message: "cancelled while waiting in the queue; it never started",
+        ...notStartedResult("cancelled while waiting in the queue; it never started", "cancelled"),
         sandboxId,
       };
     }
