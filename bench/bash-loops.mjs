@@ -9,7 +9,8 @@
 // Targets: every case within 20x of real bash; polybox within 1.2x of just-bash in-process on
 // each; the 100,000-line `while read` under 3 s and the 400,000-line generator under 20 s, with
 // polybox's default limits. BENCH_QUICK=1 runs each case once at a tenth of its size (the two
-// absolute targets scaled with it), in about a minute. `npm run build` first (bench:bash does).
+// absolute targets scaled with it), in about a minute. BENCH_CASES=arrays,case runs only the cases
+// named. `npm run build` first (bench:bash does).
 
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -143,12 +144,17 @@ async function polybox(sb, code) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const fmt = (ms) => (ms >= 10_000 ? `${round(ms / 1000)} s` : `${Math.round(ms)} ms`);
 
+const only = process.env.BENCH_CASES?.split(",").filter(Boolean);
+const chosen = only ? CASES.filter((c) => only.includes(c.name)) : CASES;
+if (only && chosen.length !== only.length)
+  throw new Error(`BENCH_CASES: no such case among ${CASES.map((c) => c.name).join(", ")}`);
+
 const runtime = await Runtime.create({ pool: { bash: 1 } });
 const sandbox = await Sandbox.create({ runtime });
 const results = [];
 const began = now();
 try {
-  for (const c of CASES) {
+  for (const c of chosen) {
     const code = c.code(c.size);
     const times = { bash: [], just_bash: [], polybox: [] };
     const failures = [];

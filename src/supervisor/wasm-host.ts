@@ -63,7 +63,14 @@ function removeQuietly(dir: string): boolean {
 }
 
 const PING_EVERY_MS = 2_000;
-const PING_TIMEOUT_MS = 10_000;
+/**
+ * Pings in a row a host may leave unanswered while a run waits on it (10 s) before it is killed.
+ * Counted in pings, not read off the clock: a program that embeds polybox and blocks its own event
+ * loop for a while (just-bash run in-process, a long synchronous computation) neither sends pings
+ * nor reads answers meanwhile, and the clock alone would blame the host for that silence and kill
+ * it on the first tick after.
+ */
+const PINGS_UNANSWERED_MAX = 5;
 
 /** How long `stats()` waits for the host to answer. */
 const STATS_TIMEOUT_MS = 5_000;
@@ -76,7 +83,7 @@ export class WasmHost {
   private tmpDir: string | null = null;
   private started: Promise<ChildProcess> | null = null;
   private readonly channel: GuestChannel;
-  private lastPong = Date.now();
+  private unanswered = 0;
   private pinger: NodeJS.Timeout | null = null;
   private closed = false;
   /** Incremented each time a host process is started; lets sessions notice a restart. */
@@ -291,10 +298,9 @@ export class WasmHost {
         const event = validateHostEvent(raw);
         if (!event) this.channel.malformed();
         else if (event.type === "ready") {
-          this.lastPong = Date.now();
           this.startPinger(child);
           resolve(child);
-        } else if (event.type === "pong") this.lastPong = Date.now();
+        } else if (event.type === "pong") this.unanswered = 0;
         else if (event.type === "stats")
           this.channel.receive({ type: "answer", id: event.id, payload: event.stats });
         else if (event.type === "result" && event.retire) {
@@ -346,12 +352,14 @@ export class WasmHost {
 
   private startPinger(child: ChildProcess): void {
     this.stopPinger();
+    this.unanswered = 0;
     this.pinger = setInterval(() => {
-      if (this.channel.size > 0 && Date.now() - this.lastPong > PING_TIMEOUT_MS) {
+      if (this.channel.size > 0 && this.unanswered >= PINGS_UNANSWERED_MAX) {
         this.config.log?.("warn", "the engine host stopped answering; restarting it");
         child.kill("SIGKILL");
         return;
       }
+      this.unanswered++;
       this.send(child, { type: "ping", id: 0 });
     }, PING_EVERY_MS);
     this.pinger.unref();

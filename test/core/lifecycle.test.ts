@@ -72,6 +72,21 @@ describe("lifecycle", () => {
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
+  it("keeps a healthy engine host when the program embedding polybox blocks its event loop", async () => {
+    // A runtime with this one host, as bench:bash has: there the host was killed every time
+    // before the fix (in the file's shared runtime the first tick after the block came late
+    // enough not to show it).
+    await using own = await testRuntime({ pool: { python: 0, javascript: 0, bash: 1 } });
+    await using sb = await Sandbox.create({ runtime: own });
+    expect((await sb.run("bash", "echo before")).stdout).toBe("before\n");
+    // Longer than the host may leave pings unanswered (10 s), as just-bash run in-process or any
+    // long synchronous work blocks it: no pings go out then, so the host owes no answers.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 12_000);
+    const r = await sb.run("bash", "echo after");
+    expect({ status: r.status, stdout: r.stdout }).toEqual({ status: "ok", stdout: "after\n" });
+    expect((sb as unknown as { host: { restarts: number } }).host.restarts).toBe(0);
+  }, 60_000);
+
   it("leaves no worker or memory growth behind after 200 mixed runs", async () => {
     const languages: Language[] = ["python", "javascript", "typescript", "bash"];
     const code: Partial<Record<Language, string>> = {

@@ -42,6 +42,18 @@ const CASES: [string, string][] = [
     `a=($(seq 1 200000)); a+=(x); echo "\${#a[@]} \${a[200000]} \${a[199999]}"`,
   ],
   [
+    "a+=() 20,000 times in a loop (each append copied the whole array first, so it was quadratic)",
+    `a=(); for i in $(seq 1 20000); do a+=("$i"); done; echo "\${#a[@]} \${a[0]} \${a[19999]}"`,
+  ],
+  [
+    "a+=() of several words onto a sparse array with holes keeps bash's indices and order",
+    `a=(p q r); a[5]=x; a+=(y); unset 'a[1]'; a+=(s t "two words" ''); echo "\${!a[@]}"; printf '<%s>' "\${a[@]}"; echo`,
+  ],
+  [
+    "a+=() with keyed elements, and an associative array beside it",
+    `a=(p); a+=([4]=k l); a+=([0]+=z); echo "\${!a[@]} \${a[*]}"; declare -A m=([k]=v); m+=([j]=u); m+=([k]+=w); echo "\${#m[@]} \${m[k]} \${m[j]}"`,
+  ],
+  [
     "commands reading the file system and the environment, in a loop",
     `mkdir d; for i in 1 2 3; do echo "line $i" > d/f$i; done; cat d/f2; ls d | wc -l; export V=val; env | grep '^V='; printenv V; W=1 env | grep '^W='`,
   ],
