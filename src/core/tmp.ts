@@ -22,7 +22,8 @@ export function makeTempDir(kind: TempKind): Promise<string> {
   return fs.mkdtemp(prefix(kind));
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (what a directory named after a pid may still serve). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

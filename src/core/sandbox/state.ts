@@ -19,6 +19,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { PolyboxError } from "../errors.js";
+import { alive } from "../tmp.js";
 import { formatBytes, type Limits } from "../limits.js";
 import type { Language } from "../types.js";
 import { exists, treeBytes, writeAtomic } from "./durable.js";
@@ -575,13 +576,4 @@ function positive(option: string, n: number): number {
 
 async function names(dir: string): Promise<string[]> {
   return fs.readdir(dir).catch(() => []);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
