@@ -43,6 +43,22 @@ export type Hints = Required<
   Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
 >;
 
+/** The hints of a tool that reads what the caller already has, and changes nothing. */
+export const READS: Hints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** The hints of a tool that replaces or removes something of the caller's, alike each time. */
+export const REPLACES: Hints = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
 export interface ToolDef<
   S extends z.ZodRawShape = z.ZodRawShape,
   O extends z.ZodRawShape = z.ZodRawShape,

@@ -6,7 +6,7 @@ import { PolyboxError } from "../../index.js";
 import { responseBytes } from "../budget.js";
 import { result } from "../render.js";
 import { argSchemas, decodeBase64 } from "../schemas.js";
-import { type ToolContext, type ToolDef, tool } from "../tool.js";
+import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 
 const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
@@ -38,12 +38,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
           }),
         ),
       },
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ sandbox_id, path: dir }) => {
         const files = (await service.listFiles(caller, sandbox_id, dir)).map((f) => ({
           path: f.path,
@@ -73,12 +68,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
         encoding: z.enum(["utf8", "base64"]),
         content: z.string(),
       },
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ sandbox_id, path: p }) => {
         const file = await service.readFile(caller, sandbox_id, p);
         const head = `${file.path} (${file.mimeType}, ${file.size} bytes)`;
@@ -147,12 +137,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
       },
       output: { path: z.string(), size: z.number() },
       // Overwrites a file of the same path; the same content twice leaves the same file.
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: REPLACES,
       run: async ({ sandbox_id, path: p, content, encoding }) => {
         const data: string | Uint8Array =
           encoding === "base64"
@@ -178,12 +163,7 @@ export function fileTools({ service, caller, maxResponseBytes }: ToolContext): T
       output: { path: z.string(), size: z.number() },
       // As write_file: the copy replaces a workspace file of the same path. It reads only the
       // server's own disk, never the network.
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: REPLACES,
       run: async ({ sandbox_id, local_path, path: dest }) => {
         const copied = await service.uploadFile(caller, sandbox_id, local_path, dest);
         return result(copied, `uploaded ${local_path} to ${copied.path} (${copied.size} bytes)`);

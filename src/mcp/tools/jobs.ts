@@ -8,7 +8,7 @@ import type { Answer, StructuredOf } from "../answer.js";
 import { fitRun } from "../budget.js";
 import { inlineImages, jobStructured, jobText, noOutput, runContent } from "../render.js";
 import { JOB_STATUSES, jobShape } from "../schemas.js";
-import { type ToolContext, type ToolDef, tool } from "../tool.js";
+import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 
 const jobId = z.string().describe("The job_id returned by a call with async: true");
 
@@ -22,12 +22,7 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         "Status of an async job: queued, running, completed, failed, timeout or cancelled, with timings; once finished, the full result (stdout, stderr, exit code). Finished jobs are kept for a while, then forgotten.",
       input: { job_id: jobId },
       output: jobShape,
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ job_id }) => {
         const job = service.jobStatus(caller, job_id);
         return { ...jobResult(job) };
@@ -44,12 +39,7 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
         stdout: z.string(),
         stderr: z.string(),
       },
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ job_id }) => {
         const logs = service.jobLogs(caller, job_id);
         const text = [`job ${job_id}: ${logs.status}`];
@@ -77,12 +67,7 @@ export function jobTools({ service, caller, maxResponseBytes }: ToolContext): To
       input: { job_id: jobId },
       output: { ...jobShape, cancelled: z.boolean().describe("True if this call stopped the job") },
       // A cancelled run's remaining work and output are lost; cancelling again changes nothing.
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: REPLACES,
       run: async ({ job_id }) => {
         const before = service.jobStatus(caller, job_id);
         const job = await service.cancelJob(caller, job_id);

@@ -6,7 +6,7 @@ import { type ManagedSandboxInfo, type NamedSandboxInfo, PolyboxError } from "..
 import { responseBytes } from "../budget.js";
 import { iso, result } from "../render.js";
 import { argSchemas, secondsToMs } from "../schemas.js";
-import { type ToolContext, type ToolDef, tool } from "../tool.js";
+import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 
 export const sandboxShape = z.object({
   sandbox_id: z.string(),
@@ -172,12 +172,7 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
       output: { sandbox_id: z.string(), closed: z.boolean() },
       // Destroys a sandbox's files, or with a name and without delete unloads it (files kept);
       // a second close changes nothing more (it answers SANDBOX_NOT_FOUND).
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: REPLACES,
       run: async ({ sandbox_id, delete: remove }) => {
         const named = service.sandboxStatus(caller, sandbox_id)[0]?.name ?? null;
         await service.closeSandbox(caller, sandbox_id, { delete: remove === true });
@@ -234,12 +229,7 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
         queued_runs: z.number(),
         concurrency: z.number(),
       },
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ sandbox_id, cursor, limit }) => {
         const open = service.sandboxStatus(caller, sandbox_id);
         const stored = sandbox_id === undefined ? await service.storedSandboxes(caller) : [];

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { SnapshotInfo } from "../../index.js";
 import { iso, result } from "../render.js";
 import { argSchemas } from "../schemas.js";
-import { type ToolContext, type ToolDef, tool } from "../tool.js";
+import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { describe, sandboxShape } from "./sandboxes.js";
 
 const snapshotShape = z.object({
@@ -105,12 +105,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         "Put a sandbox's files back as a snapshot recorded them (files added since are removed), and its interpreters as the snapshot's state says (snapshot.state): each language's next run gets that state back, or starts fresh and says state_lost; its notes say which. Python packages it installed are installed again.",
       input: { sandbox_id: a.sandboxId, snapshot_id: snapshotId },
       output: { sandbox_id: z.string(), snapshot: snapshotShape },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: true,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: REPLACES,
       run: async ({ sandbox_id, snapshot_id }) => {
         const s = await service.restoreSandbox(caller, sandbox_id, snapshot_id);
         return result(
@@ -165,12 +160,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         "Your snapshots, oldest first (of one sandbox with sandbox_id). Other clients' snapshots are never shown.",
       input: { sandbox_id: a.sandboxId.optional().describe("Only this sandbox's snapshots") },
       output: { snapshots: z.array(snapshotShape) },
-      annotations: {
-        readOnlyHint: true,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      annotations: READS,
       run: async ({ sandbox_id }) => {
         const list = (await service.listSnapshots(caller, sandbox_id)).map(shape);
         const text =
