@@ -107,10 +107,9 @@ export class KeptOutputs {
     this.timer.unref();
   }
 
-  /** Keeps `text` as the run's `stream`; returns when it will be forgotten. */
-  keep(owner: string, runId: string, stream: OutputStream, text: string): Promise<number> {
+  /** Keeps `data` (UTF-8 text) as the run's `stream`; returns when it will be forgotten. */
+  keep(owner: string, runId: string, stream: OutputStream, data: Buffer): Promise<number> {
     return this.serial(async () => {
-      const data = Buffer.from(text);
       if (data.length > this.maxBytes) {
         throw new PolyboxError(
           "QUOTA_EXCEEDED",
@@ -128,6 +127,78 @@ export class KeptOutputs {
       this.kept.set(name, { owner, expiresAt });
       return expiresAt;
     });
+  }
+
+  /**
+   * `result` with each stream cut to `run.inlineBytes`: a longer one keeps its head and tail,
+   * and the whole of it is kept where `fullOutput` says (in the run's sandbox if it has one with
+   * room, else here). Each long stream is encoded once.
+   */
+  async shorten(
+    result: RunResult,
+    run: { owner: string; sandbox: Sandbox | null; runId: string; inlineBytes: number },
+  ): Promise<RunResult> {
+    const long = (["stdout", "stderr"] as const).filter(
+      (stream) => Buffer.byteLength(result[stream]) > run.inlineBytes,
+    );
+    if (long.length === 0) return result;
+    const out: RunResult = { ...result };
+    const fullOutput: Partial<Record<OutputStream, FullOutput>> = { ...result.fullOutput };
+    const notes = [...(result.notes ?? [])];
+    for (const stream of long) {
+      const whole = result[stream];
+      const data = Buffer.from(whole);
+      let where: string;
+      try {
+        const stored = await this.keepStream(run, stream, data, notes);
+        fullOutput[stream] = stored;
+        where =
+          stored.path !== null
+            ? `the whole of it is in the workspace at ${stored.path}`
+            : `the whole of it is kept for ${humanDuration(this.retentionMs)} as ${stream} of run ${run.runId}`;
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        where = "the rest could not be kept";
+        notes.push(
+          `the whole ${stream} (${data.length} bytes) could not be kept: ${error.message}`,
+        );
+      }
+      out[stream] = headAndTail(whole, run.inlineBytes, cutMarker(stream, data.length, where));
+    }
+    if (Object.keys(fullOutput).length > 0) out.fullOutput = fullOutput;
+    if (notes.length > 0) out.notes = notes;
+    return out;
+  }
+
+  /**
+   * Keeps a whole stream: in the run's sandbox if it has one and room, else here. Called inside
+   * the sandbox's exclusive section (Sandbox.runThen), hence `workspace`.
+   */
+  private async keepStream(
+    run: { owner: string; sandbox: Sandbox | null; runId: string },
+    stream: OutputStream,
+    data: Buffer,
+    notes: string[],
+  ): Promise<FullOutput> {
+    const { owner, sandbox, runId } = run;
+    const bytes = data.length;
+    if (sandbox !== null) {
+      const path = `${OUTPUT_DIR}/${runId}.${stream}`;
+      try {
+        await sandbox.workspace.write(path, data);
+        // The copy is kept: failing to tidy older ones (the guest may have moved them) is no
+        // reason to say otherwise.
+        await pruneKeptFiles(sandbox).catch(() => undefined);
+        return { bytes, runId, sandboxId: sandbox.id, path, expiresAt: null };
+      } catch (error) {
+        if (!isPolyboxError(error)) throw error;
+        notes.push(
+          `the whole ${stream} could not be put in the sandbox's workspace (${error.message}); it is kept for ${humanDuration(this.retentionMs)} instead`,
+        );
+      }
+    }
+    const expiresAt = await this.keep(owner, runId, stream, data);
+    return { bytes, runId, sandboxId: null, path: null, expiresAt };
   }
 
   /** The kept `stream` of a run of `owner`'s. */
@@ -172,82 +243,6 @@ function fileName(runId: string, stream: OutputStream): string {
   if (!/^[A-Za-z0-9-]{1,64}$/.test(runId))
     throw new PolyboxError("INVALID_ARGUMENT", `${JSON.stringify(runId)} is not a run id`);
   return `${runId}.${stream}`;
-}
-
-/**
- * A result whose streams fit `inlineOutputBytes`: a longer one keeps its head and tail, and
- * the whole of it is kept where `fullOutput` says.
- */
-export async function shortened(
-  kept: KeptOutputs,
-  inlineOutputBytes: number,
-  owner: string,
-  sandbox: Sandbox | null,
-  runId: string,
-  result: RunResult,
-): Promise<RunResult> {
-  const long = (["stdout", "stderr"] as const).filter(
-    (stream) => Buffer.byteLength(result[stream]) > inlineOutputBytes,
-  );
-  if (long.length === 0) return result;
-  const out: RunResult = { ...result };
-  const fullOutput: Partial<Record<OutputStream, FullOutput>> = { ...result.fullOutput };
-  const notes = [...(result.notes ?? [])];
-  for (const stream of long) {
-    const whole = result[stream];
-    const bytes = Buffer.byteLength(whole);
-    let where: string;
-    try {
-      const stored = await keepStream(kept, owner, sandbox, runId, stream, whole, notes);
-      fullOutput[stream] = stored;
-      where =
-        stored.path !== null
-          ? `the whole of it is in the workspace at ${stored.path}`
-          : `the whole of it is kept for ${humanDuration(kept.retentionMs)} as ${stream} of run ${runId}`;
-    } catch (error) {
-      if (!isPolyboxError(error)) throw error;
-      where = "the rest could not be kept";
-      notes.push(`the whole ${stream} (${bytes} bytes) could not be kept: ${error.message}`);
-    }
-    out[stream] = headAndTail(whole, inlineOutputBytes, cutMarker(stream, bytes, where));
-  }
-  if (Object.keys(fullOutput).length > 0) out.fullOutput = fullOutput;
-  if (notes.length > 0) out.notes = notes;
-  return out;
-}
-
-/**
- * Keeps a whole stream: in the run's sandbox if it has one and room, else in the service's
- * store. Called inside the sandbox's exclusive section (Sandbox.runThen), hence `workspace`.
- */
-async function keepStream(
-  keptOutputs: KeptOutputs,
-  owner: string,
-  sandbox: Sandbox | null,
-  runId: string,
-  stream: OutputStream,
-  text: string,
-  notes: string[],
-): Promise<FullOutput> {
-  const data = Buffer.from(text);
-  const bytes = data.length;
-  if (sandbox !== null) {
-    const path = `${OUTPUT_DIR}/${runId}.${stream}`;
-    try {
-      await sandbox.workspace.write(path, data);
-      // The copy is kept: failing to tidy older ones (the guest may have moved them) is no
-      // reason to say otherwise.
-      await pruneKeptFiles(sandbox).catch(() => undefined);
-      return { bytes, runId, sandboxId: sandbox.id, path, expiresAt: null };
-    } catch (error) {
-      if (!isPolyboxError(error)) throw error;
-      notes.push(
-        `the whole ${stream} could not be put in the sandbox's workspace (${error.message}); it is kept for ${humanDuration(keptOutputs.retentionMs)} instead`,
-      );
-    }
-  }
-  const expiresAt = await keptOutputs.keep(owner, runId, stream, text);
-  return { bytes, runId, sandboxId: null, path: null, expiresAt };
 }
 
 /** Removes the oldest kept output files of a sandbox past MAX_OUTPUT_FILES_PER_SANDBOX. */

@@ -35,12 +35,7 @@ import {
   type RunResult,
 } from "../types.js";
 import { type JobInfo, type JobLogs, JobManager } from "./jobs.js";
-import {
-  checkInlineOutput,
-  DEFAULT_INLINE_OUTPUT_BYTES,
-  KeptOutputs,
-  shortened,
-} from "./kept-output.js";
+import { checkInlineOutput, DEFAULT_INLINE_OUTPUT_BYTES, KeptOutputs } from "./kept-output.js";
 import { type ManagedSandboxInfo, type SandboxEvents, SandboxManager } from "./registry.js";
 import { type RateLimit, Scheduler } from "./scheduler.js";
 import { HostFiles } from "./upload.js";
@@ -227,6 +222,13 @@ export class SandboxService {
       ...(onOutput ? { onOutput } : {}),
       env: { ...this.guestEnv },
     };
+    // Where a long stream of the run is kept, and how much of it the answer holds.
+    const kept = (sandbox: Sandbox | null) => ({
+      owner: caller.owner,
+      sandbox,
+      runId: how.runId,
+      inlineBytes: this.inlineOutputBytes,
+    });
     const task = async (): Promise<RunResult> => {
       how.started?.();
       if (!sandbox) {
@@ -238,25 +240,11 @@ export class SandboxService {
           principal: caller.owner,
           ...options,
         });
-        return shortened(
-          this.keptOutputs,
-          this.inlineOutputBytes,
-          caller.owner,
-          null,
-          how.runId,
-          result,
-        );
+        return this.keptOutputs.shorten(result, kept(null));
       }
       for (const [path, data] of Object.entries(files)) await sandbox.files.write(path, data);
       return sandbox.runThen(language, code, options, (result) =>
-        shortened(
-          this.keptOutputs,
-          this.inlineOutputBytes,
-          caller.owner,
-          sandbox,
-          how.runId,
-          result,
-        ),
+        this.keptOutputs.shorten(result, kept(sandbox)),
       );
     };
     // Queued or running, the run keeps its sandbox from counting as idle.
