@@ -23,22 +23,17 @@ function imageInputs(): string[] {
     QUICKJS_WASM,
     require.resolve("quickjs-emscripten/package.json"),
     require.resolve("node-inspect-extracted"),
-    // Every module of the engine: the set-up it evaluates and the host functions it registers
-    // (their order gives the ids the image's functions carry) are in the image.
-    ...[
-      "engine.js",
-      "host.js",
-      "host-fs.js",
-      "inspect.js",
-      "state-image.js",
-      "prelude.js",
-      "boot-image.js",
-    ].map((f) => path.join(engineDir, f)),
-    // The guest source the build copies beside prelude.js, every file of it (sorted: a stable key).
-    ...readdirSync(path.join(engineDir, "prelude"))
-      .filter((f) => f.endsWith(".js"))
+    // Every module of the engine and every file the build put beside them (the prelude's files,
+    // the polyfill bundles): what it evaluates and the host functions it registers (their order
+    // gives the ids the image's functions carry) are in the image. Read from the folder, so that a
+    // module added later is part of the key without anyone listing it; sorted, for a stable key.
+    // Not the Intl bundles of other locales (3.3 MB of the 4.6): a run loads one when its program
+    // names that locale, after the image was taken.
+    ...readdirSync(engineDir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".js") && !/(^|[\\/])polyfills[\\/]intl-[^\\/]+\.js$/.test(f))
       .sort()
-      .map((f) => path.join(engineDir, "prelude", f)),
+      .map((f) => path.join(engineDir, f)),
     path.join(DIST_DIR, "guest", "engine-host", "make-quickjs-image.js"),
   ];
 }
