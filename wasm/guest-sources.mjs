@@ -5,8 +5,8 @@
 //                                           modules that read them (`npm run build`, after tsc)
 //   node wasm/guest-sources.mjs --check  checks them (`npm run lint`): Python compiled by
 //                                           python3 with warnings as errors, Bash parsed by
-//                                           `bash -n`, JavaScript by `node --check` (the
-//                                           prelude's .js as classic scripts)
+//                                           `bash -n`, the Node driver by `node --check`,
+//                                           the prelude's .js parsed as classic scripts
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";

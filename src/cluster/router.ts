@@ -4,9 +4,10 @@
 // that names a sandbox (argument sandbox_id, or the Mcp-Param-Sandbox-Id header) goes to the node
 // that owns it; create_sandbox to the least-loaded live node; one-shot and async runs onto BullMQ;
 // job status, logs and cancellation from BullMQ and Redis. Trust: clients as `serve` trusts them,
-// through the same HTTP guard (Host/Origin, bearer tokens, body limit: mcp/http-guard.ts); Redis not at all for routing: only node records
-// and sandbox entries signed with the cluster's key are used (registry.ts), and every request to a
-// node is signed (auth.ts), never carrying the secret itself.
+// through the same HTTP guard (Host/Origin, bearer tokens, body limit: mcp/http-guard.ts); Redis
+// not at all for routing: only node records and sandbox entries signed with the cluster's key are
+// used (registry.ts), and every request to a node is signed (auth.ts), never carrying the secret
+// itself.
 
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
