@@ -12,7 +12,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, connect, freePort, redisMissing, startCluster } from "../helpers/cluster.js";
-import { call, type ToolResult, text } from "../helpers/mcp-client.js";
+import { call, initializeRequest, type ToolResult, text } from "../helpers/mcp-client.js";
 
 const missing = redisMissing();
 const TOKEN = "router-test-token";
@@ -209,16 +209,7 @@ describe.skipIf(missing !== null)(`cluster (${missing ?? "redis-server found"})`
 
   it("refuses a wrong token at the router and a wrong cluster secret at the node", async () => {
     const router = cluster.routers[0]!.url;
-    const init = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "0" },
-      },
-    };
+    const init = initializeRequest("t");
     const post = (url: string, headers: Record<string, string>, body: unknown) =>
       fetch(url, {
         method: "POST",

@@ -153,17 +153,22 @@ export function text(result: ToolResult): string {
   return block && block.type === "text" ? block.text : "";
 }
 
-/** A raw MCP `initialize` request's body, as a client opens a session with. */
-export const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "0" },
-  },
-});
+/** A raw MCP `initialize` request, as a client opens a session with (`name`: the client's). */
+export function initializeRequest(name = "raw") {
+  return {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name, version: "0" },
+    },
+  };
+}
+
+/** `initializeRequest()` as a request body. */
+export const INITIALIZE = JSON.stringify(initializeRequest());
 
 /**
  * A raw MCP `initialize` POST to `url` with the headers given (Host, Origin…), for tests of an

@@ -3,7 +3,7 @@
 
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, type HttpHandle, httpServer } from "../helpers/mcp-client.js";
+import { call, type HttpHandle, httpServer, initializeRequest } from "../helpers/mcp-client.js";
 
 const TOKEN = "test-token-7f3a";
 let server: HttpHandle;
@@ -17,16 +17,7 @@ afterAll(async () => {
   expect(server.stderr()).not.toContain("[stdout:");
 });
 
-const INIT = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "raw", version: "0" },
-  },
-};
+const INIT = initializeRequest();
 
 /** A raw POST, so the test controls every header (fetch may not set Host). */
 function post(

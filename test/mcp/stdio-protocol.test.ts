@@ -3,7 +3,7 @@
 
 import { spawn } from "node:child_process";
 import { expect, it } from "vitest";
-import { CLI } from "../helpers/mcp-client.js";
+import { CLI, initializeRequest } from "../helpers/mcp-client.js";
 
 it("keeps stdout for the protocol and exits 0 when stdin closes", async () => {
   const child = spawn(process.execPath, [CLI, "mcp"], { stdio: ["pipe", "pipe", "pipe"] });
@@ -21,16 +21,7 @@ it("keeps stdout for the protocol and exits 0 when stdin closes", async () => {
       const check = () => (stdout.includes(`"id":${id}`) ? resolve() : setTimeout(check, 20));
       check();
     });
-  send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw", version: "0" },
-    },
-  });
+  send(initializeRequest());
   await answered(1);
   send({ jsonrpc: "2.0", method: "notifications/initialized" });
   send({
