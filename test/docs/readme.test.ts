@@ -135,13 +135,14 @@ describe("README's MCP command", () => {
       .map((s) => s.trim())
       .filter((s) => s.startsWith("node "));
     expect(nodeSteps).toEqual([
+      "node wasm/clean.mjs",
       "node wasm/guest-sources.mjs",
       "node wasm/polyfills.mjs",
       "node native/build.mjs",
     ]);
     const copy = path.join(dir, "package-copy");
     mkdirSync(path.join(copy, "wasm"), { recursive: true });
-    for (const script of ["guest-sources.mjs", "polyfills.mjs"])
+    for (const script of ["clean.mjs", "guest-sources.mjs", "polyfills.mjs"])
       cpSync(path.join(root, "wasm", script), path.join(copy, "wasm", script));
     cpSync(path.join(root, "src", "guest"), path.join(copy, "src", "guest"), { recursive: true });
     cpSync(path.join(root, "native"), path.join(copy, "native"), {

@@ -254,7 +254,7 @@ describe("T26 rich output within one budget per run", () => {
 describe("T27 the trusted side's work on a run's files", () => {
   it("T27 storing a 900-deep chain of directories costs work in proportion to its size", async () => {
     const { Workspace } = (await import(
-      path.join(REPO_DIR, "dist", "core", "workspace.js")
+      path.join(REPO_DIR, "dist", "core", "sandbox", "workspace.js")
     )) as typeof import("../../dist/core/sandbox/workspace.js");
     const ws = new Workspace(1024 * 1024 * 1024);
     try {
