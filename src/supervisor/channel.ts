@@ -13,7 +13,7 @@
 
 import { PolyboxError } from "../core/errors.js";
 import type { LogFn } from "../core/log.js";
-import type { GuestNet, OutputFn } from "../core/sandbox/run-host.js";
+import type { GuestNet, HostRun, OutputFn } from "../core/sandbox/run-host.js";
 import { RUN_EXIT_CODES } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits } from "../protocol/messages.js";
@@ -114,13 +114,9 @@ export class GuestChannel {
    * Starts a run: `send(id)` puts the request on the wire, after its deadline is armed. Resolves
    * with the validated result, or with a result saying why there is none; never rejects.
    */
-  run(
-    limits: RunLimits,
-    output: OutputFn,
-    signal: AbortSignal | undefined,
-    send: (id: number) => void,
-    net?: GuestNet,
-  ): Promise<EngineResult> {
+  run(run: HostRun, send: (id: number) => void): Promise<EngineResult> {
+    const { output, signal, net } = run;
+    const limits = run.request.limits;
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
       const cancel = () => this.options.cancel(id);

@@ -10,13 +10,12 @@
 
 import type { EngineHostConfig, PoolSizes } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { GuestNet, OutputFn, RunHost } from "../core/sandbox/run-host.js";
+import type { HostRun, RunHost } from "../core/sandbox/run-host.js";
 import type {
   EngineLanguage,
   EngineResult,
   HostStats,
   RestoreAnswer,
-  RunRequest,
   StateAnswer,
   StateImage,
   WheelBlob,
@@ -151,10 +150,10 @@ export class HostFleet {
         return current().pid;
       },
       start: (language) => current().start(language),
-      run: async (session, language, request, output, signal, net) => {
-        if (session !== null)
+      run: async (run) => {
+        if (run.session !== null)
           throw new PolyboxError("INVALID_ARGUMENT", "a principal's host runs one-shots only");
-        return current().run(language, request, output, signal, net);
+        return current().run(run);
       },
       dispose: () => undefined,
       close: async () => undefined,
@@ -354,17 +353,10 @@ export class TenantHost implements RunHost {
     await this.claim(language);
   }
 
-  async run(
-    session: string | null,
-    language: EngineLanguage,
-    request: RunRequest,
-    output: OutputFn,
-    signal?: AbortSignal,
-    net?: GuestNet,
-  ): Promise<EngineResult> {
-    const host = await this.claim(language);
+  async run(run: HostRun): Promise<EngineResult> {
+    const host = await this.claim(run.language);
     try {
-      return await host.run(session, language, request, output, signal, net);
+      return await host.run(run);
     } finally {
       if (!this.ranOnce) {
         this.ranOnce = true;
@@ -454,14 +446,9 @@ class PrincipalHost {
     return this.held(() => this.tenant.start(language));
   }
 
-  run(
-    language: EngineLanguage,
-    request: RunRequest,
-    output: OutputFn,
-    signal?: AbortSignal,
-    net?: GuestNet,
-  ): Promise<EngineResult> {
-    return this.held(() => this.tenant.run(null, language, request, output, signal, net));
+  /** A one-shot: always a fresh interpreter, whatever `run.session` says. */
+  run(run: HostRun): Promise<EngineResult> {
+    return this.held(() => this.tenant.run({ ...run, session: null }));
   }
 
   /** Runs `work` with this host counted busy, so that it is not ended meanwhile. */

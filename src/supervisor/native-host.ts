@@ -16,9 +16,9 @@ import path from "node:path";
 import type { NativeInterpreters } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
 import { type LogFn, silentLog } from "../core/log.js";
-import type { GuestNet, OutputFn, RunHost } from "../core/sandbox/run-host.js";
+import type { HostRun, RunHost } from "../core/sandbox/run-host.js";
 import { NATIVE_BACKSTOP_MS, RUN_GRACE_MS } from "../protocol/deadlines.js";
-import type { EngineLanguage, EngineResult, RunRequest } from "../protocol/messages.js";
+import type { EngineLanguage, EngineResult } from "../protocol/messages.js";
 import { decode, encode, readLines, type ToAgent } from "../protocol/native-wire.js";
 import { failedResult, validateAgentEvent } from "../protocol/validate.js";
 import { DIST_DIR } from "./assets.js";
@@ -218,23 +218,13 @@ class Jail {
     });
   }
 
-  async run(
-    language: EngineLanguage,
-    request: RunRequest,
-    output: OutputFn,
-    signal?: AbortSignal,
-    net?: GuestNet,
-  ): Promise<EngineResult> {
+  /** The jail has one interpreter per language: `run.session` does not choose among them. */
+  async run(run: HostRun): Promise<EngineResult> {
     await this.ready;
     await this.trusted;
     if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
-    return this.channel.run(
-      request.limits,
-      output,
-      signal,
-      (id) => this.send({ type: "run", id, language, request }),
-      net,
-    );
+    const { language, request } = run;
+    return this.channel.run(run, (id) => this.send({ type: "run", id, language, request }));
   }
 
   private send(message: ToAgent): void {
@@ -330,11 +320,11 @@ export class NativeHost {
         return generation;
       },
       start: () => jail().start(),
-      run: async (_session, language, request, output, signal, net) => {
+      run: async (run) => {
         // After a run that overran, the jail is being told to stop it, or killed: this run goes
         // to the jail that comes out of that, not to one about to die.
         await this.jails.get(key)?.jail.settled();
-        return jail().run(language, request, output, signal, net);
+        return jail().run(run);
       },
       dispose: () => {
         const current = this.jails.get(key);

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import type { EngineHostConfig } from "../core/config.js";
 import { PolyboxError } from "../core/errors.js";
-import type { GuestNet, OutputFn } from "../core/sandbox/run-host.js";
+import type { HostRun } from "../core/sandbox/run-host.js";
 import { makeTempDirSync } from "../core/tmp.js";
 import { RUN_GRACE_MS, WASM_BACKSTOP_MS } from "../protocol/deadlines.js";
 import type {
@@ -17,7 +17,6 @@ import type {
   HostRequest,
   HostStats,
   RestoreAnswer,
-  RunRequest,
   StateAnswer,
   StateImage,
   WheelBlob,
@@ -130,25 +129,15 @@ export class WasmHost {
     if (this.channel.size === 0 && this.waiting === 0) this.unref();
   }
 
-  async run(
-    session: string | null,
-    language: EngineLanguage,
-    request: RunRequest,
-    output: OutputFn,
-    signal?: AbortSignal,
-    net?: GuestNet,
-  ): Promise<EngineResult> {
+  async run(run: HostRun): Promise<EngineResult> {
     // After a run that overran, the host is being told to stop it, or killed: this run goes to
     // the host that comes out of that, not to one about to die.
     await this.channel.settled();
     const child = await this.started_(true);
     this.ref();
-    return this.channel.run(
-      request.limits,
-      output,
-      signal,
-      (id) => this.send(child, { type: "run", id, session, language, request }),
-      net,
+    const { session, language, request } = run;
+    return this.channel.run(run, (id) =>
+      this.send(child, { type: "run", id, session, language, request }),
     );
   }
 

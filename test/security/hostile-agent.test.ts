@@ -44,7 +44,14 @@ describe.runIf(usable)("T20 hostile native agent", () => {
   beforeAll(async () => {
     // A first jail warms what every jail shares (modules, buffers), so the figure below is growth.
     const native = host();
-    await native.forSandbox("warm", MIB).run(null, "python", request("malformed"), () => undefined);
+    await native
+      .forSandbox("warm", MIB)
+      .run({
+        session: null,
+        language: "python",
+        request: request("malformed"),
+        output: () => undefined,
+      });
     await native.close();
     global.gc?.();
     before = process.memoryUsage();
@@ -55,8 +62,13 @@ describe.runIf(usable)("T20 hostile native agent", () => {
     try {
       const sandbox = native.forSandbox("flood", MIB);
       const seen = { stdout: 0, stderr: 0 };
-      const r = await sandbox.run(null, "python", request("flood"), (stream, text) => {
-        seen[stream] += text.length;
+      const r = await sandbox.run({
+        session: null,
+        language: "python",
+        request: request("flood"),
+        output: (stream, text) => {
+          seen[stream] += text.length;
+        },
       });
       expect(r.status).toBe("output_limit");
       expect(seen.stdout).toBeLessThanOrEqual(64 * 1024);
@@ -65,7 +77,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
       // Log lines of the agent reach the log quoted, cut, and few.
       expect(logged.every((l) => l.length < 10_000)).toBe(true);
       const other = native.forSandbox("malformed", MIB);
-      const malformed = await other.run(null, "python", request("malformed"), () => undefined);
+      const malformed = await other.run({
+        session: null,
+        language: "python",
+        request: request("malformed"),
+        output: () => undefined,
+      });
       expect(malformed.status).toBe("error");
       expect(malformed.message).toMatch(/invalid result/);
     } finally {
@@ -78,7 +95,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
     try {
       const r = await native
         .forSandbox("long", MIB)
-        .run(null, "python", request("longline"), () => undefined);
+        .run({
+          session: null,
+          language: "python",
+          request: request("longline"),
+          output: () => undefined,
+        });
       expect(r.status).toBe("error");
       expect(r.message).toMatch(/native jail ended/);
       expect(logged.some((l) => /longer than any honest message/.test(l))).toBe(true);
@@ -92,7 +114,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
     try {
       const r = await native
         .forSandbox("files", MIB)
-        .run(null, "python", request("files"), () => undefined);
+        .run({
+          session: null,
+          language: "python",
+          request: request("files"),
+          output: () => undefined,
+        });
       // One path escapes: the whole result is discarded.
       expect(r.status).toBe("error");
       expect(r.changes.files).toHaveLength(0);
@@ -105,7 +132,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
     const native = host();
     try {
       const sandbox = native.forSandbox("silent", MIB);
-      const r = await sandbox.run(null, "python", request("silent"), () => undefined);
+      const r = await sandbox.run({
+        session: null,
+        language: "python",
+        request: request("silent"),
+        output: () => undefined,
+      });
       expect(r.status).toBe("timeout");
       expect(r.message).toMatch(/timeoutMs=2000/);
       const deadline = Date.now() + 20_000;

@@ -68,8 +68,13 @@ describe("T19 hostile engine host", () => {
       global.gc?.();
       const rssBefore = process.memoryUsage().rss;
       const seen = { stdout: 0, stderr: 0 };
-      const r = await host.run(null, "javascript", request("flood"), (stream, text) => {
-        seen[stream] += text.length;
+      const r = await host.run({
+        session: null,
+        language: "javascript",
+        request: request("flood"),
+        output: (stream, text) => {
+          seen[stream] += text.length;
+        },
       });
       // Output past the cap is a lie no honest host tells: the run ends output_limit, the host dies.
       expect(r.status).toBe("output_limit");
@@ -95,11 +100,21 @@ describe("T19 hostile engine host", () => {
   it("T19 file changes that escape the workspace or exceed its quota are refused", async () => {
     const host = hostileHost();
     try {
-      const r = await host.run(null, "javascript", request("files"), () => undefined);
+      const r = await host.run({
+        session: null,
+        language: "javascript",
+        request: request("files"),
+        output: () => undefined,
+      });
       expect(r.status).toBe("error");
       expect(r.message).toMatch(/invalid result/);
       expect(r.changes.files).toEqual([]);
-      const malformed = await host.run(null, "javascript", request("malformed"), () => undefined);
+      const malformed = await host.run({
+        session: null,
+        language: "javascript",
+        request: request("malformed"),
+        output: () => undefined,
+      });
       expect(malformed.status).toBe("error");
       expect(malformed.message).toMatch(/invalid result/);
     } finally {
@@ -134,7 +149,12 @@ describe("T19 hostile engine host", () => {
     const host = hostileHost();
     try {
       const started = Date.now();
-      const r = await host.run(null, "javascript", request("silent"), () => undefined);
+      const r = await host.run({
+        session: null,
+        language: "javascript",
+        request: request("silent"),
+        output: () => undefined,
+      });
       // The run's 2 s, then the stated grace for starting it: the caller gets `timeout` then,
       // whatever the host does; the host, which never stops the run, is killed 3 s later.
       expect(r.status).toBe("timeout");

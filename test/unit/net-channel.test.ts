@@ -7,6 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_NET_LIMITS } from "../../dist/core/limits.js";
+import type { RunRequest } from "../../dist/protocol/messages.js";
 import { GuestChannel, MAX_MALFORMED, MAX_NET_IN_FLIGHT } from "../../dist/supervisor/channel.js";
 import { NetBroker } from "../../dist/supervisor/net/broker.js";
 import { NetPolicy, parseGrants } from "../../dist/supervisor/net/policy.js";
@@ -50,13 +51,16 @@ function setup() {
   let runId = -1;
   const limits = { timeoutMs: 10_000, memoryMb: 64, maxOutputBytes: 1024, workspaceQuotaBytes: 0 };
   const done = channel.run(
-    limits,
-    () => undefined,
-    undefined,
+    {
+      session: null,
+      language: "python",
+      request: { code: "", limits } as RunRequest,
+      output: () => undefined,
+      net: session,
+    },
     (id) => {
       runId = id;
     },
-    session,
   );
   const get = (path: string) => ({
     method: "GET",

@@ -7,6 +7,7 @@
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_NET_LIMITS } from "../../dist/core/limits.js";
+import type { RunRequest } from "../../dist/protocol/messages.js";
 import { validateAgentEvent } from "../../dist/protocol/validate.js";
 import {
   GuestChannel,
@@ -65,13 +66,19 @@ function setup(limits = DEFAULT_NET_LIMITS) {
   );
   let runId = -1;
   const done = channel.run(
-    { timeoutMs: 10_000, memoryMb: 64, maxOutputBytes: 1024, workspaceQuotaBytes: 0 },
-    () => undefined,
-    undefined,
+    {
+      session: null,
+      language: "python",
+      request: {
+        code: "",
+        limits: { timeoutMs: 10_000, memoryMb: 64, maxOutputBytes: 1024, workspaceQuotaBytes: 0 },
+      } as RunRequest,
+      output: () => undefined,
+      net: session,
+    },
     (id) => {
       runId = id;
     },
-    session,
   );
   const frame = (tun: number, f: unknown, id = runId) => {
     const event = validateAgentEvent({ type: "tunnel", id, tun, frame: f });

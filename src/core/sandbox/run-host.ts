@@ -43,20 +43,24 @@ export interface GuestNet {
   readonly record: readonly NetRecordEntry[];
 }
 
+/** One run, as every host passes it on. */
+export interface HostRun {
+  /** The interpreter that runs it (a sandbox's), or null for a fresh one (a one-shot). */
+  session: string | null;
+  language: EngineLanguage;
+  request: RunRequest;
+  output: OutputFn;
+  signal?: AbortSignal;
+  /** The run's network session; a host that cannot relay requests ignores it. */
+  net?: GuestNet;
+}
+
 export interface RunHost {
   /** Changes whenever the process behind this host was replaced (interpreter state is gone). */
   readonly generation: number;
   /** Makes sure the process is up; `language` is the one about to run (a warm host for it). */
   start(language?: EngineLanguage): Promise<void>;
-  run(
-    session: string | null,
-    language: EngineLanguage,
-    request: RunRequest,
-    output: OutputFn,
-    signal?: AbortSignal,
-    /** The run's network session; a host that cannot relay requests ignores it. */
-    net?: GuestNet,
-  ): Promise<EngineResult>;
+  run(run: HostRun): Promise<EngineResult>;
   /** Drops one session's interpreter. */
   dispose(session: string): void;
   /**

@@ -129,14 +129,14 @@ export async function execute(
     parts.netSecrets,
   );
   try {
-    result = await host.run(
+    result = await host.run({
       session,
-      language as EngineLanguage,
+      language: language as EngineLanguage,
       request,
-      (stream, text) => options.onOutput?.(stream, text),
-      options.signal,
+      output: (stream, text) => options.onOutput?.(stream, text),
+      ...(options.signal ? { signal: options.signal } : {}),
       net,
-    );
+    });
   } finally {
     interpreters.runs--;
     net.close();
