@@ -44,14 +44,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
   beforeAll(async () => {
     // A first jail warms what every jail shares (modules, buffers), so the figure below is growth.
     const native = host();
-    await native
-      .forSandbox("warm", MIB)
-      .run({
-        session: null,
-        language: "python",
-        request: request("malformed"),
-        output: () => undefined,
-      });
+    await native.forSandbox("warm", MIB).run({
+      session: null,
+      language: "python",
+      request: request("malformed"),
+      output: () => undefined,
+    });
     await native.close();
     global.gc?.();
     before = process.memoryUsage();
@@ -93,14 +91,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
   it("T20 a line longer than any honest message kills the jail, and the run says so", async () => {
     const native = host();
     try {
-      const r = await native
-        .forSandbox("long", MIB)
-        .run({
-          session: null,
-          language: "python",
-          request: request("longline"),
-          output: () => undefined,
-        });
+      const r = await native.forSandbox("long", MIB).run({
+        session: null,
+        language: "python",
+        request: request("longline"),
+        output: () => undefined,
+      });
       expect(r.status).toBe("error");
       expect(r.message).toMatch(/native jail ended/);
       expect(logged.some((l) => /longer than any honest message/.test(l))).toBe(true);
@@ -112,14 +108,12 @@ describe.runIf(usable)("T20 hostile native agent", () => {
   it("T20 forged file changes are refused: no path outside the workspace, nothing past the quota", async () => {
     const native = host();
     try {
-      const r = await native
-        .forSandbox("files", MIB)
-        .run({
-          session: null,
-          language: "python",
-          request: request("files"),
-          output: () => undefined,
-        });
+      const r = await native.forSandbox("files", MIB).run({
+        session: null,
+        language: "python",
+        request: request("files"),
+        output: () => undefined,
+      });
       // One path escapes: the whole result is discarded.
       expect(r.status).toBe("error");
       expect(r.changes.files).toHaveLength(0);
