@@ -162,23 +162,19 @@ export class RouterJobs {
       queued_ms: (started ?? Date.now()) - job.timestamp,
       duration_ms: started === null ? null : (finished ?? Date.now()) - started,
     };
+    const ended = (status: Status, error: { code: string; message: string }): View => ({
+      status,
+      structured: { ...common, status, ...timing, error },
+    });
     if (state === "completed") {
       // What a node answered, signed by it; an answer no node signed is not shown as the run's.
       const opened = this.registry.openAnswer(id, job.returnvalue);
       if (opened === null) {
-        return {
-          status: "failed",
-          structured: {
-            ...common,
-            status: "failed",
-            ...timing,
-            error: {
-              code: "PROTOCOL_ERROR",
-              message:
-                "the job's answer in the cluster's Redis was not written by a node of this cluster; it is not shown",
-            },
-          },
-        };
+        return ended("failed", {
+          code: "PROTOCOL_ERROR",
+          message:
+            "the job's answer in the cluster's Redis was not written by a node of this cluster; it is not shown",
+        });
       }
       const final = opened.value as CallToolResult;
       const structured = (final.structuredContent ?? {}) as Record<string, unknown>;
@@ -188,30 +184,14 @@ export class RouterJobs {
       const reason = job.failedReason ?? "unknown";
       const status: Status = reason === CANCELLED_REASON ? "cancelled" : "failed";
       const error = this.failure(reason);
-      return {
-        status,
-        structured: {
-          ...common,
-          status,
-          ...timing,
-          error: { code: error.code, message: error.message },
-        },
-      };
+      return ended(status, { code: error.code, message: error.message });
     }
     // A queued run in its node's own queue whose node died will never run: say so now.
     if (state !== "active" && ref.queue !== "polybox-runs") {
       const nodeId = ref.queue.replace(/^polybox-runs-node-/, "");
       if ((await this.registry.node(nodeId)).state !== "live") {
         const message = `the run was lost: ${lostReason(nodeId, await this.registry.lastSeen(nodeId))}`;
-        return {
-          status: "failed",
-          structured: {
-            ...common,
-            status: "failed",
-            ...timing,
-            error: { code: "SANDBOX_LOST", message },
-          },
-        };
+        return ended("failed", { code: "SANDBOX_LOST", message });
       }
     }
     const status: Status = state === "active" && job.data.startedBy ? "running" : "queued";

@@ -59,6 +59,14 @@ export const REPLACES: Hints = {
   openWorldHint: false,
 };
 
+/** The hints of a tool that makes something new of the caller's (another each time). */
+export const CREATES: Hints = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
+
 export interface ToolDef<
   S extends z.ZodRawShape = z.ZodRawShape,
   O extends z.ZodRawShape = z.ZodRawShape,

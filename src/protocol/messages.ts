@@ -5,10 +5,12 @@
 // re-exported here); the trusted side validates every message it receives with them.
 
 import type { MessagePort } from "node:worker_threads";
-import type { EngineStatus } from "./endings.js";
 import { type Language, WASM_ONLY_LANGUAGES, type WasmOnlyLanguage } from "./languages.js";
 import type { NetReply, NetRequest } from "./net.js";
-import type {
+import type { EngineResult, FileSync, RestoreAnswer, StateAnswer, StateKind } from "./schemas.js";
+
+export type { EngineStatus } from "./endings.js";
+export type {
   Display,
   EngineResult,
   FileBlob,
@@ -19,19 +21,6 @@ import type {
   StateAnswer,
   StateKind,
 } from "./schemas.js";
-
-export type {
-  Display,
-  EngineResult,
-  EngineStatus,
-  FileBlob,
-  FileSync,
-  HostEvent,
-  HostStats,
-  RestoreAnswer,
-  StateAnswer,
-  StateKind,
-};
 
 /** A capture's answer where the session has no interpreter (it never ran, or its host is new). */
 export const NO_INTERPRETER = "there is no interpreter to capture";

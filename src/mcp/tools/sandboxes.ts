@@ -6,7 +6,7 @@ import { type ManagedSandboxInfo, type NamedSandboxInfo, PolyboxError } from "..
 import { responseBytes } from "../budget.js";
 import { iso, result } from "../render.js";
 import { argSchemas, secondsToMs } from "../schemas.js";
-import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
+import { CREATES, READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 
 export const sandboxShape = z.object({
   sandbox_id: z.string(),
@@ -125,12 +125,7 @@ export function sandboxTools({ service, caller, maxResponseBytes }: ToolContext)
           ),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CREATES,
       run: async (args) => {
         const info = await service.createSandbox(caller, {
           ...(args.language ? { language: args.language } : {}),

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { SnapshotInfo } from "../../index.js";
 import { iso, result } from "../render.js";
 import { argSchemas } from "../schemas.js";
-import { READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
+import { CREATES, READS, REPLACES, type ToolContext, type ToolDef, tool } from "../tool.js";
 import { describe, sandboxShape } from "./sandboxes.js";
 
 const snapshotShape = z.object({
@@ -84,12 +84,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         label: z.string().max(200).optional().describe("A note to tell snapshots apart"),
       },
       output: { snapshot_id: z.string(), snapshot: snapshotShape },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CREATES,
       run: async ({ sandbox_id, label }) => {
         const s = await service.snapshotSandbox(caller, sandbox_id, label);
         return result(
@@ -129,12 +124,7 @@ export function stateTools({ service, caller }: ToolContext): ToolDef[] {
         language: a.language.optional().describe("Default language for execute_code in the fork"),
       },
       output: { sandbox_id: z.string(), sandbox: sandboxShape },
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: false,
-      },
+      annotations: CREATES,
       run: async ({ sandbox_id, snapshot_id, name, language }) => {
         const info = await service.forkSandbox(
           caller,
