@@ -1,7 +1,9 @@
 // Both sides: what a run's `timeoutMs` bounds, and how long each layer waits past it before the
-// layer outside it steps in. The guest gets its whole `timeoutMs` from the moment its run
-// starts; each layer arms its own timer from that deadline, the inner ones first, so that the
-// layer nearest the guest ends a run and an outer one acts only when an inner one failed to:
+// layer outside it steps in. The deadline is one value: the trusted side sets it as the run
+// leaves for its host (`deadlineAt`, `timeoutMs` from then; what the run fetched before counts
+// against `timeoutMs` already), and each layer arms its own timer from it, the inner ones first,
+// so that the layer nearest the guest ends a run and an outer one acts only when an inner one
+// failed to. Waiting inside the host for an interpreter counts against the guest's time:
 //
 //   deadline     the engine stops the guest itself and reports `timeout` (its output kept)
 //   + 1 s        the engine host kills a worker whose engine did not (ENGINE_DEADLINE_GRACE_MS)
@@ -38,3 +40,16 @@ export const WASM_BACKSTOP_MS = 3_000;
 
 /** The same for the native agent. */
 export const NATIVE_BACKSTOP_MS = 2_000;
+
+/**
+ * The run's deadline (epoch ms) as the untrusted side arms its timers: `deadlineAt`, never later
+ * than `timeoutMs` from now (a clock that jumped, or a request without one, still gets a bound).
+ */
+export function runDeadline(
+  request: { limits: { timeoutMs: number }; deadlineAt?: number },
+  now = Date.now(),
+): number {
+  const latest = now + request.limits.timeoutMs;
+  const at = request.deadlineAt;
+  return typeof at === "number" && Number.isFinite(at) ? Math.min(at, latest) : latest;
+}

@@ -46,6 +46,11 @@ export interface RunRequest {
   stdin: string;
   env: Record<string, string>;
   limits: RunLimits;
+  /**
+   * When the guest must have stopped (epoch ms): set by the trusted side as the run leaves it,
+   * `limits.timeoutMs` from then. Every layer arms its timer from it (`runDeadline`).
+   */
+  deadlineAt?: number;
   /** When true, the interpreter's workspace copy is wiped before `sync` is applied. */
   fullSync: boolean;
   sync: FileSync;

@@ -16,7 +16,7 @@ import type { LogFn } from "../core/log.js";
 import type { GuestNet, HostRun, OutputFn } from "../core/sandbox/run-host.js";
 import { RUN_EXIT_CODES } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
-import type { EngineResult, RunLimits } from "../protocol/messages.js";
+import type { EngineResult, RunLimits, RunRequest } from "../protocol/messages.js";
 import type { NetReply, TunnelFrame, TunnelReply } from "../protocol/net.js";
 import { failedResult, validateResult } from "../protocol/validate.js";
 
@@ -111,12 +111,16 @@ export class GuestChannel {
   }
 
   /**
-   * Starts a run: `send(id)` puts the request on the wire, after its deadline is armed. Resolves
-   * with the validated result, or with a result saying why there is none; never rejects.
+   * Starts a run: `send(id, request)` puts the request on the wire, with its deadline set
+   * (`deadlineAt`, timeoutMs from now) and this side's timer armed. Resolves with the validated
+   * result, or with a result saying why there is none; never rejects.
    */
-  run(run: HostRun, send: (id: number) => void): Promise<EngineResult> {
+  run(run: HostRun, send: (id: number, request: RunRequest) => void): Promise<EngineResult> {
     const { output, signal, net } = run;
     const limits = run.request.limits;
+    // A deadline the caller set already (an earlier one) stands.
+    const deadlineAt = Math.min(Date.now() + limits.timeoutMs, run.request.deadlineAt ?? Infinity);
+    const request: RunRequest = { ...run.request, deadlineAt };
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {
       const cancel = () => this.options.cancel(id);
@@ -128,12 +132,15 @@ export class GuestChannel {
         seen: { stdout: "", stderr: "" },
         overflow: 0,
         // Armed before the request leaves: a peer that never answers still ends the run.
-        timer: setTimeout(() => this.overdue(id), limits.timeoutMs + this.options.runGraceMs),
+        timer: setTimeout(
+          () => this.overdue(id),
+          Math.max(0, deadlineAt - Date.now()) + this.options.runGraceMs,
+        ),
         detach: () => signal?.removeEventListener("abort", cancel),
         net,
         netInFlight: 0,
       });
-      send(id);
+      send(id, request);
       // An abort may already have happened during the caller's own awaits; it still counts.
       if (signal?.aborted) cancel();
       else signal?.addEventListener("abort", cancel, { once: true });

@@ -223,8 +223,10 @@ class Jail {
     await this.ready;
     await this.trusted;
     if (this.dead) return failedResult(`the native jail is gone: ${this.dead}`);
-    const { language, request } = run;
-    return this.channel.run(run, (id) => this.send({ type: "run", id, language, request }));
+    const { language } = run;
+    return this.channel.run(run, (id, request) =>
+      this.send({ type: "run", id, language, request }),
+    );
   }
 
   private send(message: ToAgent): void {

@@ -135,8 +135,8 @@ export class WasmHost {
     await this.channel.settled();
     const child = await this.started_(true);
     this.ref();
-    const { session, language, request } = run;
-    return this.channel.run(run, (id) =>
+    const { session, language } = run;
+    return this.channel.run(run, (id, request) =>
       this.send(child, { type: "run", id, session, language, request }),
     );
   }

@@ -13,5 +13,17 @@ it("each rung of the ladder ends inside the one after it", () => {
   expect(d.STORE_GRACE_MS).toBeLessThan(d.RUN_GRACE_MS);
   // A cancel is answered by the engine before any backstop kills its host.
   expect(d.CANCEL_GRACE_MS).toBeLessThan(Math.min(d.WASM_BACKSTOP_MS, d.NATIVE_BACKSTOP_MS));
-  for (const ms of Object.values(d)) expect(ms).toBeGreaterThan(0);
+  for (const ms of Object.values(d)) if (typeof ms === "number") expect(ms).toBeGreaterThan(0);
+});
+
+it("runDeadline: the trusted side's deadlineAt, never later than timeoutMs from now", () => {
+  const now = 1_000_000;
+  const limits = { timeoutMs: 5_000 };
+  expect(d.runDeadline({ limits, deadlineAt: now + 2_000 }, now)).toBe(now + 2_000);
+  // Past already (the wait for an interpreter took it all): the guest stops at once.
+  expect(d.runDeadline({ limits, deadlineAt: now - 10 }, now)).toBe(now - 10);
+  // A clock that jumped back, a missing or a forged value: timeoutMs from now still bounds it.
+  expect(d.runDeadline({ limits, deadlineAt: now + 60_000 }, now)).toBe(now + 5_000);
+  expect(d.runDeadline({ limits }, now)).toBe(now + 5_000);
+  expect(d.runDeadline({ limits, deadlineAt: Number.NaN }, now)).toBe(now + 5_000);
 });

@@ -3,7 +3,11 @@
 // deadline (terminate, not ask), the JS heap cap (`resourceLimits`), and cancellation.
 
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
-import { CANCEL_GRACE_MS, ENGINE_DEADLINE_GRACE_MS } from "../../protocol/deadlines.js";
+import {
+  CANCEL_GRACE_MS,
+  ENGINE_DEADLINE_GRACE_MS,
+  runDeadline,
+} from "../../protocol/deadlines.js";
 import { exitCodeOf, RUN_EXIT_CODES } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type {
@@ -263,7 +267,7 @@ export class Interpreter {
     return new Promise((resolve) => {
       const timer = setTimeout(
         () => this.kill("timeout"),
-        request.limits.timeoutMs + ENGINE_DEADLINE_GRACE_MS,
+        Math.max(0, runDeadline(request) - Date.now()) + ENGINE_DEADLINE_GRACE_MS,
       );
       this.pending = {
         id,

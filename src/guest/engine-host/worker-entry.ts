@@ -25,6 +25,7 @@ const MAX_DISPLAYS = 100;
 /** Display data past this many bytes in one run is dropped here (the trusted side's budget is smaller). */
 const MAX_DISPLAY_BYTES = 16 * 1024 * 1024;
 
+import { runDeadline } from "../../protocol/deadlines.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import {
   clearGuestTimers,
@@ -136,7 +137,7 @@ async function serve(engine: Engine, id: number, request: RunRequest): Promise<E
     stop,
   );
   await engine.applyFiles(request);
-  const deadline = Date.now() + request.limits.timeoutMs;
+  const deadline = runDeadline(request);
   const net = netBridge(id, deadline);
   currentNet = net;
   const displays: Display[] = [];

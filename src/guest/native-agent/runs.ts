@@ -5,6 +5,7 @@
 
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { runDeadline } from "../../protocol/deadlines.js";
 import { exitCodeOf } from "../../protocol/endings.js";
 import { limitMessage } from "../../protocol/limit-messages.js";
 import type { EngineLanguage, EngineResult, RunRequest } from "../../protocol/messages.js";
@@ -58,6 +59,7 @@ export async function runNow(
     code = stripped.code;
   }
 
+  const deadline = runDeadline(request);
   const interp = interpreterFor(kind, limits.memoryMb);
   interp.used = true;
   let stoppedBy: EngineResult["status"] | null = null;
@@ -72,7 +74,7 @@ export async function runNow(
   );
   const nonce = `\u001fpolybox-${randomBytes(12).toString("hex")}\u001f`;
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => stop("timeout"), limits.timeoutMs);
+    const timer = setTimeout(() => stop("timeout"), Math.max(0, deadline - Date.now()));
     // memoryMb holds for the interpreter and everything it starts, together: per-process limits
     // (address space, V8's heap) miss Buffers and children.
     const watch = setInterval(() => {
