@@ -172,7 +172,7 @@ def _install_requests_hook(_send):
     import importlib.abc, sys
 
     def patch(adapters):
-        import http.client, io
+        import http.client
 
         def send(self, request, stream=False, timeout=None, verify=True, cert=None, proxies=None):
             from requests.exceptions import ConnectionError
