@@ -54,6 +54,22 @@ const CASES: [string, string][] = [
     `a=(p); a+=([4]=k l); a+=([0]+=z); echo "\${!a[@]} \${a[*]}"; declare -A m=([k]=v); m+=([j]=u); m+=([k]+=w); echo "\${#m[@]} \${m[k]} \${m[j]}"`,
   ],
   [
+    "${#a[@]} and ${a[-1]} on every pass of a 20,000-append loop (each read sorted all the keys, and the length joined every value first, so the loop was quadratic)",
+    `a=(); for i in $(seq 1 20000); do a+=("$i"); n=\${#a[@]}; l=\${a[-1]}; done; echo "$n $l \${a[-20000]} $(( a[-1] + a[-2] ))"`,
+  ],
+  [
+    "${#a[@]} and negative indices after unsets, sparse and repeated assignments, copies and locals",
+    `a=(p q r s); unset 'a[1]'; echo \${#a[@]} \${a[-1]}; a[1]=x; a[1]=y; echo \${#a[@]}; a[9]=z; echo \${#a[*]} \${a[-1]} \${a[-7]}x \${a[-10]}; unset 'a[9]'; echo \${#a[@]} \${a[-1]} $((a[-2])); b=("\${a[@]}"); b+=(t); echo \${#a[@]} \${#b[@]}; a=(); echo \${#a[@]}; unset a; echo \${#a[@]}; f() { local -a e=(1 2); e+=(3); echo \${#e[@]} \${e[-1]}; }; f; echo \${#e[@]}`,
+  ],
+  [
+    "${#m[@]} of an associative array, and ${#x[@]} of a scalar",
+    `declare -A m=([k]=v [j]=u); echo \${#m[@]}; unset 'm[k]'; echo \${#m[@]}; m[k]=w; m[k]=w2; echo \${#m[@]}; x=scalar; echo \${#x[@]} \${#x}; echo \${#FUNCNAME[@]}; g() { echo \${#FUNCNAME[@]}; }; g`,
+  ],
+  [
+    "a negative index past the start is a bad subscript, and the script goes on",
+    `a=(1 2 3); echo "[\${a[-4]}]" 2>&1; echo $(( a[-4] )) 2>&1; echo after`,
+  ],
+  [
     "commands reading the file system and the environment, in a loop",
     `mkdir d; for i in 1 2 3; do echo "line $i" > d/f$i; done; cat d/f2; ls d | wc -l; export V=val; env | grep '^V='; printenv V; W=1 env | grep '^W='`,
   ],
