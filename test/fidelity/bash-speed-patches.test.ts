@@ -70,6 +70,10 @@ const CASES: [string, string][] = [
     `a=(1 2 3); echo "[\${a[-4]}]" 2>&1; echo $(( a[-4] )) 2>&1; echo after`,
   ],
   [
+    "plain words beside globs, braces, quotes, escapes, noglob, nullglob and IFS",
+    `mkdir -p g && touch g/a1 g/b2 g/.h; (cd g; echo a* ?2 [ab]1 'a*' "b*" \\* a\\* .*; echo {x,y}z a{1..3} =x x= -- -n a=b@c; set -f; echo a* [ab]1; set +f; shopt -s nullglob; echo zz* end; shopt -u nullglob; echo zz*; printf '<%s>' "" '' x; echo; for w in one "two three" four*; do printf '[%s]' "$w"; done; echo; IFS=:; echo a:b c:d; x=p:q; echo $x)`,
+  ],
+  [
     "commands reading the file system and the environment, in a loop",
     `mkdir d; for i in 1 2 3; do echo "line $i" > d/f$i; done; cat d/f2; ls d | wc -l; export V=val; env | grep '^V='; printenv V; W=1 env | grep '^W='`,
   ],
