@@ -54,6 +54,38 @@ const CASES: [string, string][] = [
     `a=(p); a+=([4]=k l); a+=([0]+=z); echo "\${!a[@]} \${a[*]}"; declare -A m=([k]=v); m+=([j]=u); m+=([k]+=w); echo "\${#m[@]} \${m[k]} \${m[j]}"`,
   ],
   [
+    "${#a[@]} and ${a[-1]} on every pass of a 20,000-append loop (each read sorted all the keys, and the length joined every value first, so the loop was quadratic)",
+    `a=(); for i in $(seq 1 20000); do a+=("$i"); n=\${#a[@]}; l=\${a[-1]}; done; echo "$n $l \${a[-20000]} $(( a[-1] + a[-2] ))"`,
+  ],
+  [
+    "${#a[@]} and negative indices after unsets, sparse and repeated assignments, copies and locals",
+    `a=(p q r s); unset 'a[1]'; echo \${#a[@]} \${a[-1]}; a[1]=x; a[1]=y; echo \${#a[@]}; a[9]=z; echo \${#a[*]} \${a[-1]} \${a[-7]}x \${a[-10]}; unset 'a[9]'; echo \${#a[@]} \${a[-1]} $((a[-2])); b=("\${a[@]}"); b+=(t); echo \${#a[@]} \${#b[@]}; a=(); echo \${#a[@]}; unset a; echo \${#a[@]}; f() { local -a e=(1 2); e+=(3); echo \${#e[@]} \${e[-1]}; }; f; echo \${#e[@]}`,
+  ],
+  [
+    "${#m[@]} of an associative array, and ${#x[@]} of a scalar",
+    `declare -A m=([k]=v [j]=u); echo \${#m[@]}; unset 'm[k]'; echo \${#m[@]}; m[k]=w; m[k]=w2; echo \${#m[@]}; x=scalar; echo \${#x[@]} \${#x}; echo \${#FUNCNAME[@]}; g() { echo \${#FUNCNAME[@]}; }; g`,
+  ],
+  [
+    "a negative index past the start is a bad subscript, and the script goes on",
+    `a=(1 2 3); echo "[\${a[-4]}]" 2>&1; echo $(( a[-4] )) 2>&1; echo after`,
+  ],
+  [
+    "plain words beside globs, braces, quotes, escapes, noglob, nullglob and IFS",
+    `mkdir -p g && touch g/a1 g/b2 g/.h; (cd g; echo a* ?2 [ab]1 'a*' "b*" \\* a\\* .*; echo {x,y}z a{1..3} =x x= -- -n a=b@c; set -f; echo a* [ab]1; set +f; shopt -s nullglob; echo zz* end; shopt -u nullglob; echo zz*; printf '<%s>' "" '' x; echo; for w in one "two three" four*; do printf '[%s]' "$w"; done; echo; IFS=:; echo a:b c:d; x=p:q; echo $x)`,
+  ],
+  [
+    "arithmetic on plain integers: operators, precedence, short-circuits, assignments and increments",
+    `c=0; for i in $(seq 1 50); do c=$((c + i * 7 % 5)); done; echo $c; echo $((1 && 0)) $((0 || 7)) $((3 > 2 ? 10 : 20)) $((!0)) $((~5)) $((-7 / 2)) $((7 % -3)) $((2 ** 10)) $(( (1 << 40) >> 3 )) $((1, 2)); ((i = 5, j = i++ + ++i)); echo $i $j; k=4; ((k += 3)); k=$((k - 1)); k=$((k * 5 / 2)); echo $k; for ((n = 0; n < 5; n++)); do :; done; echo $n; for ((m = 10; m > 0; m -= 3)); do printf '%s ' $m; done; echo; ((0 && never_x++)); ((1 || never_y++)); echo "\${never_x-unset} \${never_y-unset}"`,
+  ],
+  [
+    "arithmetic on values that are not plain integers: empty, unset, spaced, names of other variables, expressions, arrays",
+    `x=; echo $((x + 1)) $((unset_v + 2)); z="  5"; echo $((z * 2)); w=abc; abc=4; echo $((w + 1)); q="1+2"; echo $((q * 3)); a=(7 8 9); echo $((a + a[2])); e=x; ((e += 2)); echo $e`,
+  ],
+  [
+    "arithmetic errors keep their statuses",
+    `x=0; (( 5 % x )) 2>/dev/null; echo "rc=$?"; (( 2 ** -1 )) 2>/dev/null; echo "rc=$?"; (( 0 )); echo "rc=$?"; (( 3 - 3 + 1 )); echo "rc=$?";`,
+  ],
+  [
     "commands reading the file system and the environment, in a loop",
     `mkdir d; for i in 1 2 3; do echo "line $i" > d/f$i; done; cat d/f2; ls d | wc -l; export V=val; env | grep '^V='; printenv V; W=1 env | grep '^W='`,
   ],
