@@ -93,7 +93,9 @@ describe("a timeout does not print what the script had captured", () => {
     const r = await sb.run("bash", code, { timeoutMs: 2_000 });
     expect(r.status).toBe("timeout");
     expect(r.stdout).toBe("before\n");
-    expect(r.stderr).toMatch(/deadline|timed out/);
+    // just-bash says so on stderr when it stops itself; on a loaded machine its worker may be
+    // stopped for it a moment later, and then only the run's message says so.
+    expect(`${r.stderr}\n${r.message ?? ""}`).toMatch(/deadline|timed out/);
   });
 });
 
