@@ -14,6 +14,7 @@
 import { PolyboxError } from "../core/errors.js";
 import type { LogFn } from "../core/log.js";
 import type { GuestNet, HostRun, OutputFn } from "../core/sandbox/run-host.js";
+import { runDeadline } from "../protocol/deadlines.js";
 import { RUN_EXIT_CODES } from "../protocol/endings.js";
 import { limitMessage } from "../protocol/limit-messages.js";
 import type { EngineResult, RunLimits, RunRequest } from "../protocol/messages.js";
@@ -119,7 +120,7 @@ export class GuestChannel {
     const { output, signal, net } = run;
     const limits = run.request.limits;
     // A deadline the caller set already (an earlier one) stands.
-    const deadlineAt = Math.min(Date.now() + limits.timeoutMs, run.request.deadlineAt ?? Infinity);
+    const deadlineAt = runDeadline(run.request);
     const request: RunRequest = { ...run.request, deadlineAt };
     const id = this.nextId++;
     return new Promise<EngineResult>((resolve) => {

@@ -78,18 +78,7 @@ it("answers a line that is not JSON-RPC, and malformed tools/call params, with a
       poll();
     });
   const send = (line: string) => child.stdin.write(`${line}\n`);
-  send(
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "0" },
-      },
-    }),
-  );
+  send(JSON.stringify(initializeRequest()));
   await until(() => lines().some((m) => m.id === 1));
   send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   send("this is not json");
