@@ -13,6 +13,7 @@ import Module, { register } from "node:module";
 import os from "node:os";
 import v8 from "node:v8";
 import vm from "node:vm";
+import { denyingResolve } from "./deny-modules.js";
 
 const WASM_PAGE = 65536;
 
@@ -292,6 +293,20 @@ export function clearGuestTimers(): void {
   guestTimers.clear();
 }
 
+type RegisterHooks = (hooks: { resolve: ReturnType<typeof denyingResolve> }) => unknown;
+
+/**
+ * From now on imports fail but those `allowedParents` make. In this thread where Node can
+ * (`module.registerHooks`, 22.15+: free), else on a loader thread `register` starts (Node 20:
+ * ~60 ms of CPU per worker, paid by every fresh interpreter).
+ */
+function denyModuleLoading(hooksUrl: URL, allowedParents: string[]): void {
+  const registerHooks = (Module as unknown as { registerHooks?: RegisterHooks }).registerHooks;
+  if (typeof registerHooks === "function")
+    registerHooks({ resolve: denyingResolve(allowedParents) });
+  else register(hooksUrl, { data: { allowedParents } });
+}
+
 /**
  * Strips the realm; call after the engine has booted and before guest code runs. `fetch` becomes
  * the one given (the bridge to the trusted side), or nothing.
@@ -346,7 +361,7 @@ export function lockDownRealm(
   const cjs = Module as unknown as { _load: unknown; prototype: { require: unknown } };
   cjs._load = deny("require");
   cjs.prototype.require = deny("require");
-  register(hooksUrl, { data: { allowedParents } });
+  denyModuleLoading(hooksUrl, allowedParents);
   trackTimers();
   guardBufferConstructors();
 }
