@@ -93,6 +93,64 @@ out`);
   expect(out).toBe(`[${specifiers.map(() => "'denied'").join(", ")}]`);
 });
 
+it("T14 Pyodide run_js: replacing the intrinsics the loader hook could call opens no import", async () => {
+  // On Node 22.15+ the hook that denies imports runs in this realm (module.registerHooks), and
+  // it runs inside the import() call: every method it could look up is made to say "allowed"
+  // (then a parentURL is planted where it looks) just for the moment each import starts. Put back
+  // at once, so that Pyodide's own code, which calls them too, can still answer.
+  const specifiers = [
+    "node:fs",
+    "node:net",
+    "node:module",
+    "data:text/javascript,export default 1",
+  ];
+  const own = await newSandbox(rt);
+  const r = await own.run(
+    "python",
+    `
+from pyodide.code import run_js
+run_js("""{
+  const yes = () => true;
+  const specifiers = ${JSON.stringify(specifiers)};
+  const attempt = (descriptors) => {
+    const saved = descriptors.map(([object, name]) => [object, name, Object.getOwnPropertyDescriptor(object, name)]);
+    for (const [object, name, descriptor] of descriptors)
+      Object.defineProperty(object, name, { configurable: true, ...descriptor });
+    try {
+      return specifiers.map((spec) => import(spec));
+    } finally {
+      for (const [object, name, was] of saved.reverse())
+        if (was) Object.defineProperty(object, name, was);
+        else delete object[name];
+    }
+  };
+  const methods = [];
+  for (const proto of [Array.prototype, String.prototype])
+    for (const name of ["some", "every", "includes", "startsWith", "find", "indexOf"])
+      methods.push([proto, name, { value: yes, writable: true }]);
+  methods.push([Object, "hasOwn", { value: yes, writable: true }]);
+  methods.push([Reflect, "apply", { value: yes, writable: true }]);
+  methods.push([Function.prototype, "call", { value: yes, writable: true }]);
+  methods.push([Function.prototype, "apply", { value: yes, writable: true }]);
+  const parent = [[Object.prototype, "parentURL", { get: () => ${JSON.stringify(`file://${PYODIDE_DIR}/`)} }]];
+  const tried = [...attempt(methods), ...attempt(parent)];
+  globalThis.__tried = Promise.allSettled(tried).then((results) => results.map((result) =>
+    result.status === "fulfilled" ? "LOADED"
+      : String(result.reason && result.reason.message).includes("module loading is disabled") ? "denied"
+      : "other").join(","));
+}""")
+await run_js("globalThis.__tried")`,
+  );
+  await own.close();
+  expect(r.status, JSON.stringify(r)).toBe("ok");
+  const outcomes = String(r.value).replace(/'/g, "").split(",");
+  // With the methods replaced, the hook still refuses each import itself.
+  expect(outcomes.slice(0, specifiers.length)).toEqual(specifiers.map(() => "denied"));
+  // With a parentURL on every object's prototype, Node's loader may fail first; none loads.
+  expect(outcomes.slice(specifiers.length)).toHaveLength(specifiers.length);
+  expect(outcomes).not.toContain("LOADED");
+});
+
 it("T14 Pyodide pyodide_js: the worker inherits the permission model (no writes, no children, reads only engine assets)", async () => {
   const out = await pyValue(`
 from pyodide.code import run_js

@@ -16,16 +16,27 @@ interface ResolveContext {
 type NextResolve = (specifier: string, context: ResolveContext) => unknown;
 type Resolve = (specifier: string, context: ResolveContext, next: NextResolve) => unknown;
 
+// Where the hook runs in the worker's thread, code that reached the realm could have replaced an
+// intrinsic it calls (`Array.prototype.some` returning true would open every import), so it calls
+// none: these are the originals, taken when the worker started, before any guest code.
+const { apply } = Reflect;
+const { hasOwn, assign, freeze } = Object;
+const { startsWith } = String.prototype;
+const RealmError = Error;
+
 /** A resolve hook that refuses every import but those made by modules under `allowedParents`. */
 export function denyingResolve(allowedParents: readonly string[]): Resolve {
-  const parents = [...allowedParents];
+  const parents: readonly string[] = freeze(allowedParents.slice());
+  const count = parents.length;
   return (specifier, context, next) => {
-    const parent = context.parentURL ?? "";
-    if (parents.some((dir) => parent.startsWith(dir))) return next(specifier, context);
-    const error = new Error(
+    const parent: unknown = hasOwn(context, "parentURL") ? context.parentURL : undefined;
+    if (typeof parent === "string")
+      for (let i = 0; i < count; i++)
+        if (apply(startsWith, parent, [parents[i]])) return next(specifier, context);
+    const error = new RealmError(
       `module loading is disabled in the sandbox (tried to import "${specifier}")`,
     );
-    Object.assign(error, { code: "ERR_ACCESS_DENIED" });
+    assign(error, { code: "ERR_ACCESS_DENIED" });
     throw error;
   };
 }
