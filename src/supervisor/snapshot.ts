@@ -13,6 +13,8 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
@@ -111,7 +113,10 @@ export async function ensureCached(options: {
 }): Promise<string | null> {
   const { file, expected, what, log } = options;
   const sidecarFile = `${file}.json`;
-  if (await verify(file, sidecarFile, expected, what, log)) return file;
+  if (await verify(file, sidecarFile, expected, what, log)) {
+    markUsed(sidecarFile);
+    return file;
+  }
   try {
     mkdirSync(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -126,11 +131,74 @@ export async function ensureCached(options: {
     } finally {
       rmSync(tmp, { force: true });
     }
+    pruneUnused(path.dirname(file), log);
     return file;
   } catch (error) {
     log("warn", `could not build the ${what}, ${options.consequence}`, String(error));
     return null;
   }
+}
+
+/**
+ * How long a boot cache may go unused before a build removes it. Each build of polybox, Pyodide
+ * or Node names its caches anew (31 MB for a Python snapshot), and another installation sharing
+ * the directory may still use an older one: so what goes is what nobody used for this long.
+ */
+export const BOOT_CACHE_UNUSED_MS = 14 * 24 * 60 * 60 * 1000;
+
+/** A crashed build's temporary file is left behind; one this old is no build still running. */
+const ORPHAN_TMP_MS = 24 * 60 * 60 * 1000;
+
+/** A cache's last use is its sidecar's mtime (access times are often not kept). */
+function markUsed(sidecarFile: string): void {
+  try {
+    const now = new Date();
+    utimesSync(sidecarFile, now, now);
+  } catch {
+    // A read-only cache directory: it is then never pruned either.
+  }
+}
+
+/**
+ * Removes the boot caches in `dir` unused for BOOT_CACHE_UNUSED_MS (each file with its sidecar)
+ * and builds' orphaned temporary files. Run after a build, when a new cache has just been added.
+ */
+function pruneUnused(dir: string, log: LogFn): void {
+  const now = Date.now();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const present = new Set(names);
+  const removed: string[] = [];
+  const ageOf = (file: string) => now - statSync(file).mtimeMs;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    try {
+      if (name.endsWith(".tmp")) {
+        if (ageOf(file) > ORPHAN_TMP_MS) {
+          rmSync(file, { force: true });
+          removed.push(name);
+        }
+      } else if (name.endsWith(".json") && present.has(name.slice(0, -".json".length))) {
+        if (ageOf(file) > BOOT_CACHE_UNUSED_MS) {
+          rmSync(file.slice(0, -".json".length), { force: true });
+          rmSync(file, { force: true });
+          removed.push(name.slice(0, -".json".length));
+        }
+      }
+    } catch {
+      // Gone already, or another process's: left as it is.
+    }
+  }
+  if (removed.length > 0)
+    log(
+      "info",
+      `removed boot caches unused for ${BOOT_CACHE_UNUSED_MS / 86_400_000} days`,
+      removed.join(", "),
+    );
 }
 
 /**
