@@ -4,6 +4,13 @@ import { Sandbox } from "../helpers/runtime.js";
 
 const CASES: [string, string][] = [
   [
+    "paths with ., .., //, a trailing / and names that only begin with dots (a path already in normal form is taken as it is)",
+    "mkdir -p pn/e/f; echo one > pn//e/./f/x; cat pn/e/f/x ./pn/e/../e/f//x; echo two > pn/e/f/..y; echo three > pn/e/f/.z; " +
+      "echo four > 'pn/e/f/...'; ls -a pn/e/f/ | tr '\\n' ' '; echo; cat pn/e/f/../f/..y pn/e/f/./.z 'pn/e/f/...'; " +
+      "rm pn/e/f/../f/x; ls -A pn/e/f | wc -l; [ -d pn/e/. ] && echo dot; [ -d pn/e/f/.. ] && echo dotdot; " +
+      "cd pn/e/f/..; ls | tr '\\n' ' '; echo; cd ../../; ls pn/e/f/...; cat pn/../pn/e/f/.z",
+  ],
+  [
     "awk printf 50,000 times into a file (each printf measured the whole output so far)",
     `awk 'BEGIN{for(i=0;i<50000;i++) printf "[%d],", i; print ""}' > w.json; wc -c w.json; tail -c 20 w.json`,
   ],
