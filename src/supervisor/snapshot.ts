@@ -20,6 +20,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { type LogFn, silentLog } from "../core/log.js";
+import { alive } from "../core/tmp.js";
 import { DIST_DIR, engineReadPaths, PYODIDE_DIR } from "./assets.js";
 import { grantSpellings, permissionFlag } from "./jail/permissions.js";
 
@@ -146,8 +147,8 @@ export async function ensureCached(options: {
  */
 export const BOOT_CACHE_UNUSED_MS = 14 * 24 * 60 * 60 * 1000;
 
-/** A crashed build's temporary file is left behind; one this old is no build still running. */
-const ORPHAN_TMP_MS = 24 * 60 * 60 * 1000;
+/** A build's temporary file, `<file>.<pid>.tmp`: a crashed one's is left behind. */
+const BUILD_TMP = /\.(\d+)\.tmp$/;
 
 /** A cache's last use is its sidecar's mtime (access times are often not kept). */
 function markUsed(sidecarFile: string): void {
@@ -161,7 +162,8 @@ function markUsed(sidecarFile: string): void {
 
 /**
  * Removes the boot caches in `dir` unused for BOOT_CACHE_UNUSED_MS (each file with its sidecar)
- * and builds' orphaned temporary files. Run after a build, when a new cache has just been added.
+ * and the temporary files of builds whose process is gone (judged as the temp dirs are). Run
+ * after a build, when a new cache has just been added.
  */
 function pruneUnused(dir: string, log: LogFn): void {
   const now = Date.now();
@@ -173,17 +175,18 @@ function pruneUnused(dir: string, log: LogFn): void {
   }
   const present = new Set(names);
   const removed: string[] = [];
-  const ageOf = (file: string) => now - statSync(file).mtimeMs;
   for (const name of names) {
     const file = path.join(dir, name);
     try {
-      if (name.endsWith(".tmp")) {
-        if (ageOf(file) > ORPHAN_TMP_MS) {
+      const builder = Number(BUILD_TMP.exec(name)?.[1]);
+      if (builder) {
+        if (builder !== process.pid && !alive(builder)) {
           rmSync(file, { force: true });
           removed.push(name);
         }
       } else if (name.endsWith(".json") && present.has(name.slice(0, -".json".length))) {
-        if (ageOf(file) > BOOT_CACHE_UNUSED_MS) {
+        // A sidecar and its cache: the sidecar's mtime is the cache's last use.
+        if (now - statSync(file).mtimeMs > BOOT_CACHE_UNUSED_MS) {
           rmSync(file.slice(0, -".json".length), { force: true });
           rmSync(file, { force: true });
           removed.push(name.slice(0, -".json".length));

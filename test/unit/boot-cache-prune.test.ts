@@ -1,7 +1,8 @@
 // The boot caches' directory does not grow without end: each build of polybox, Pyodide or Node
 // names its Python snapshot (31 MB) and QuickJS image anew, so a build removes the caches nobody
 // used for BOOT_CACHE_UNUSED_MS (a cache's use is its sidecar's mtime, renewed on every verified
-// hit) and the temporary files of builds that crashed, and leaves everything else alone.
+// hit) and the temporary files of builds whose process is gone, and leaves everything else alone.
+import { spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -52,10 +53,11 @@ it("a build removes the caches unused for the limit and crashed builds' files, a
   entry("pyodide-314.0.7-node20-aaaaaaaaaaaa.snapshot", BOOT_CACHE_UNUSED_MS + DAY);
   entry("quickjs-old.image", BOOT_CACHE_UNUSED_MS + DAY);
   entry("pyodide-314.0.7-node22-bbbbbbbbbbbb.snapshot", BOOT_CACHE_UNUSED_MS - DAY);
-  const crashed = path.join(dir, "quickjs-x.image.123.tmp");
+  // A build whose process is gone (a process that has exited), and one still running (this one).
+  const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+  const crashed = path.join(dir, `quickjs-x.image.${gone}.tmp`);
   writeFileSync(crashed, "half");
-  utimesSync(crashed, new Date(Date.now() - 2 * DAY), new Date(Date.now() - 2 * DAY));
-  const running = path.join(dir, "quickjs-y.image.456.tmp");
+  const running = path.join(dir, `quickjs-y.image.${process.pid}.tmp`);
   writeFileSync(running, "being built");
   // Not a cache (no sidecar beside it): never removed, however old.
   writeFileSync(path.join(dir, "notes.txt"), "mine");
