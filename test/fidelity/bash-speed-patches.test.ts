@@ -129,6 +129,26 @@ const CASES: [string, string][] = [
     `echo() { builtin echo "fn:$*"; }; echo hi; command echo cmd; builtin echo plain; x=$(echo in); echo "$x"; unset -f echo; echo back`,
   ],
   [
+    "command names and arguments from every kind of word (a plain one is its own value, with nothing awaited)",
+    `'echo' a; \\echo b; "ec"ho c; pw_e=echo; $pw_e d; \${pw_e} e; echo '' "" x; echo "" | wc -c; echo *.none [x x] -; pw_c=printf; $pw_c '<%s>' p "q r" ''; echo; PW_X=1 printenv PW_X; pw_x=$(echo sub); echo $pw_x "$pw_x"`,
+  ],
+  [
+    "double-quoted words with literals, arithmetic, variables and substitutions",
+    `dq_i=7; dq_s=" sp  aced "; echo "w$((dq_i % 5)) lorem $dq_i ipsum \${dq_i}x $dq_s|$(echo c)|\\$dq_i|'q'|~"; echo "$dq_s" $dq_s; echo "" "\\$dq_i" "a"b'c'; dq_u=; echo "[\${dq_u}]" "[$dq_u]" "\${#dq_s}"`,
+  ],
+  [
+    'the special words of expansion: arrays, "$@", indirection, prefixes and operations',
+    `sw_f=(one two "th ree"); printf '<%s>' "\${sw_f[@]}" "\${sw_f[*]}" "\${sw_f[@]/o/0}" "\${sw_f[@]:1}" "\${sw_f[@]#o}" "\${!sw_f[@]}" "\${#sw_f[@]}" \${sw_f[@]} "x\${sw_f[@]}y"; echo; set -- p "q r" s; printf '<%s>' "$@" "$*" "\${@:2}" "\${@/p/P}" "\${@#q}" $@ "a$@b"; echo; declare -n sw_r=sw_f; printf '<%s>' "$sw_r" "\${sw_r[1]}"; echo; swv1=a swv2=b; printf '<%s>' "\${!swv@}" \${!swv*}; sw_n=swv1; printf '<%s>' "\${!sw_n}" \${!sw_n:-d} "\${sw_x:-def}" "\${sw_x:=set}" "$sw_x" "\${sw_x:+alt}" "\${sw_f[1]^^}" "\${sw_n@Q}"; echo`,
+  ],
+  [
+    "process substitution and |& around plain commands",
+    `cat <(echo a) <(echo b); wc -l < <(seq 3); while read -r x; do echo "[$x]"; done < <(seq 2); diff <(echo x) <(echo x) && echo same; { echo out; echo err >&2; } |& sort; ls /nonexistent |& wc -l`,
+  ],
+  [
+    "set -x traces plain commands and assignments",
+    `{ set -x; echo a; xt_x=1; true; echo "$xt_x" b; set +x; } 2>&1 >/dev/null`,
+  ],
+  [
     "a function, its status, and an EXIT trap",
     `f() { printf '%s-' "$@"; echo; return 3; }; trap 'echo bye' EXIT; f a b; echo rc=$?`,
   ],
