@@ -79,6 +79,12 @@ const CASES = [
     size: n(10_000),
   },
   {
+    name: "append_in_loop",
+    code: (N) =>
+      `rm -f ap.txt; for i in $(seq 1 ${N}); do echo "line $i" >> ap.txt; done; wc -l < ap.txt`,
+    size: n(20_000),
+  },
+  {
     name: "while_read_100k",
     code: (N) =>
       `seq 1 ${N} > n.txt; c=0; while read -r line; do c=$((c + 1)); done < n.txt; echo $c`,

@@ -149,6 +149,14 @@ const CASES: [string, string][] = [
     `{ set -x; echo a; xt_x=1; true; echo "$xt_x" b; set +x; } 2>&1 >/dev/null`,
   ],
   [
+    "appending to a file 40,000 times in a loop (each append copied the whole file, so the loop was quadratic)",
+    `for i in $(seq 1 40000); do echo "line $i" >> ap.txt; done; wc -l < ap.txt; tail -1 ap.txt; cksum < ap.txt`,
+  ],
+  [
+    "appends to files that share their bytes: a copy, a truncation, a read in between",
+    `echo a > s1; for i in 1 2 3; do echo $i >> s1; done; cp s1 s2; echo x >> s1; echo y >> s2; cat s1 s2; cat s1 > s3; echo z >> s3; cat s3 s1; k=$(cat s1); echo w >> s1; echo "$k"; cat s1; echo new > s1; echo more >> s1; cat s1 s2 | tr '\n' ' '; printf 'p' >> s4; printf 'q' >> s4; printf '%s\n' "$(cat s4)"; for f in s1 s2 s3 s4; do wc -c < $f; done`,
+  ],
+  [
     "a function, its status, and an EXIT trap",
     `f() { printf '%s-' "$@"; echo; return 3; }; trap 'echo bye' EXIT; f a b; echo rc=$?`,
   ],
@@ -169,6 +177,23 @@ describe("just-bash's speed patches keep bash's behaviour", () => {
     },
     60_000,
   );
+
+  it("a file appended to in a loop reaches the workspace with its bytes alone", async () => {
+    const r = await bash.sb.run(
+      "bash",
+      'rm -f grown.txt; for i in $(seq 1 3000); do echo "row $i" >> grown.txt; done; cksum < grown.txt',
+    );
+    expect(r.exitCode).toBe(0);
+    const want = bashInTempDir(
+      'for i in $(seq 1 3000); do echo "row $i" >> grown.txt; done; cksum < grown.txt',
+    );
+    expect(r.stdout).toBe(want.stdout);
+    const bytes = await bash.sb.files.read("grown.txt");
+    const text = Buffer.from(bytes).toString("utf8");
+    expect(bytes.byteLength).toBe(text.length);
+    expect(text.split("\n").length).toBe(3001);
+    expect(text.endsWith("row 3000\n")).toBe(true);
+  }, 60_000);
 
   it("a registered command still stops at the run's deadline, and the sandbox runs again", async () => {
     const short = await Sandbox.create({ runtime: bash.runtime, limits: { timeoutMs: 1500 } });

@@ -41,7 +41,12 @@ function adapter(fs: InMemoryFs): GuestFs {
       }
       return out;
     },
-    read: (path) => fs.readFileBuffer(abs(path)),
+    // A file appended to holds its bytes in the front of a larger buffer (the just-bash patch's
+    // amortised append); what leaves the worker is the file's bytes alone.
+    read: async (path) => {
+      const bytes = await fs.readFileBuffer(abs(path));
+      return bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+    },
     async write(path, data, mtimeMs) {
       const full = abs(path);
       await fs.mkdir(full.slice(0, full.lastIndexOf("/")), { recursive: true });
