@@ -178,7 +178,7 @@ describe("just-bash's speed patches keep bash's behaviour", () => {
     60_000,
   );
 
-  it("a file appended to in a loop reaches the workspace with its bytes alone", async () => {
+  it("a file appended to in a loop reaches the workspace whole and exact", async () => {
     const r = await bash.sb.run(
       "bash",
       'rm -f grown.txt; for i in $(seq 1 3000); do echo "row $i" >> grown.txt; done; cksum < grown.txt',
